@@ -1,0 +1,460 @@
+#include "collscope/bench/harness.hpp"
+
+#include <benchmark/benchmark.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "collscope/algorithm.hpp"
+#include "collscope/bench/collective_spec.hpp"
+#include "collscope/bench/measurement.hpp"
+#include "collscope/bench/options.hpp"
+#include "collscope/bench/report.hpp"
+#include "collscope/bench/watchdog.hpp"
+#include "collscope/build_config.hpp"
+#include "collscope/counting_transport.hpp"
+#include "collscope/errors.hpp"
+#include "collscope/mpi_transport.hpp"
+
+namespace collscope::bench {
+namespace {
+
+// ---- small helpers -------------------------------------------------------------------
+
+struct FreeDeleter {
+  void operator()(std::byte* p) const { std::free(p); }
+};
+using HostBuffer = std::unique_ptr<std::byte[], FreeDeleter>;
+
+HostBuffer alloc_host(std::size_t bytes) {
+  const std::size_t rounded = (bytes + 63) / 64 * 64 + 64;  // never zero
+  auto* p = static_cast<std::byte*>(std::aligned_alloc(64, rounded));
+  if (!p) throw RuntimeError("out of host memory allocating " + std::to_string(bytes) + " B");
+  return HostBuffer(p);
+}
+
+std::string command_line(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0) s += ' ';
+    s += argv[i];
+  }
+  return s;
+}
+
+// Nodes as MPI_COMM_TYPE_SHARED sees them, numbered 0.. in order of their first rank.
+std::vector<int> node_map(MPI_Comm comm) {
+  MPI_Comm local;
+  int rank, n;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &n);
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
+  int leader = rank;
+  MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, local);
+  MPI_Comm_free(&local);
+  std::vector<int> leaders(static_cast<std::size_t>(n)), node(static_cast<std::size_t>(n));
+  MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm);
+  int next = 0;
+  for (int r = 0; r < n; ++r) node[r] = leaders[r] == r ? next++ : node[leaders[r]];
+  return node;
+}
+
+// ---- the run -------------------------------------------------------------------------
+
+struct Case {
+  std::size_t bytes;
+  DataType dtype;
+  ReduceOp op;
+};
+
+class Runner {
+ public:
+  Runner(const Algorithm& algo, const CollectiveSpec& spec, Options opts, RunInfo info,
+         MPI_Comm world)
+      : algo_(algo), spec_(spec), opts_(std::move(opts)), info_(std::move(info)),
+        mpi_(world), counting_(mpi_), comm_(counting_, dup(world)) {
+    info_.options = &opts_;
+    MPI_Comm_dup(world, &ctrl_);
+    MPI_Comm_rank(ctrl_, &rank_);
+    MPI_Comm_size(ctrl_, &nranks_);
+    nodes_ = node_map(ctrl_);
+  }
+  ~Runner() {
+    MPI_Comm c = comm_.mpi_comm();
+    MPI_Comm_free(&c);
+    MPI_Comm_free(&ctrl_);
+  }
+
+  std::vector<Case> cases() const;
+  void check_constraints(const std::vector<Case>& cases) const;
+  Measurement measure(const Case& c, benchmark::State& state);
+
+  int rank() const { return rank_; }
+  MPI_Comm ctrl() const { return ctrl_; }
+  const RunInfo& info() const { return info_; }
+  const Options& options() const { return opts_; }
+
+ private:
+  static MPI_Comm dup(MPI_Comm c) {
+    MPI_Comm d;
+    MPI_Comm_dup(c, &d);
+    return d;
+  }
+  CollArgs make_args(const Case& c, void* send, void* recv, std::size_t count) const;
+  double timed_call(const CollArgs& a);
+  void barrier();
+  void collect_volume(Measurement& m, const CollArgs& a);
+  void collect_check(Measurement& m, const Case& c, const CollArgs& a);
+  void maybe_stall() const;
+
+  const Algorithm& algo_;
+  const CollectiveSpec& spec_;
+  Options opts_;
+  RunInfo info_;
+  MpiTransport mpi_;
+  CountingTransport counting_;
+  Comm comm_;
+  MPI_Comm ctrl_ = MPI_COMM_NULL;  // the harness's own messages: barriers, gathers
+  int rank_ = 0, nranks_ = 1;
+  std::vector<int> nodes_;
+};
+
+std::vector<Case> Runner::cases() const {
+  std::vector<Case> out;
+  const std::vector<ReduceOp> ops = spec_.reduces ? opts_.ops : std::vector<ReduceOp>{ReduceOp::sum};
+  for (std::size_t bytes : sweep_sizes(opts_))
+    for (DataType t : opts_.dtypes)
+      for (ReduceOp op : ops)
+        if (!spec_.reduces || op_valid_for(op, t)) out.push_back({bytes, t, op});
+  return out;
+}
+
+CollArgs Runner::make_args(const Case& c, void* send, void* recv, std::size_t count) const {
+  CollArgs a;
+  a.sendbuf = opts_.in_place ? recv : send;
+  a.recvbuf = recv;
+  a.count = count;
+  a.dtype = c.dtype;
+  a.op = c.op;
+  a.root = opts_.root;
+  a.mem = opts_.memory;
+  a.segment_bytes = opts_.segment_bytes;
+  a.scratch_limit = opts_.scratch_limit;
+  return a;
+}
+
+// Every constraint is checked for every case before anything runs, identically on
+// every rank, so bad input never starts a half-finished sweep.
+void Runner::check_constraints(const std::vector<Case>& cases) const {
+  if (spec_.rooted && opts_.root >= nranks_)
+    throw UsageError("--root " + std::to_string(opts_.root) + " is out of range for " +
+                     std::to_string(nranks_) + " ranks");
+  if (!algo_.constraint) return;
+  for (const Case& c : cases) {
+    const CollArgs a = make_args(c, nullptr, nullptr, c.bytes / dtype_size(c.dtype));
+    if (auto why = algo_.constraint(nranks_, a)) throw UsageError(*why);
+  }
+}
+
+void Runner::barrier() {
+  WatchedSection w("barrier");
+  MPI_Barrier(ctrl_);
+}
+
+// One call, timed on this rank; the iteration's time is the slowest rank's.
+double Runner::timed_call(const CollArgs& a) {
+  barrier();
+  const auto t0 = std::chrono::steady_clock::now();
+  run_collective(comm_, algo_, a);
+  const auto t1 = std::chrono::steady_clock::now();
+  double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+  WatchedSection w("time exchange");
+  MPI_Allreduce(MPI_IN_PLACE, &us, 1, MPI_DOUBLE, MPI_MAX, ctrl_);
+  return us;
+}
+
+// Fault injection for the watchdog test: COLLSCOPE_DEBUG_STALL=rank:seconds makes
+// that rank sleep just before its first call, so the others wait for it.
+void Runner::maybe_stall() const {
+  const char* env = std::getenv("COLLSCOPE_DEBUG_STALL");
+  int who = -1;
+  double seconds = 0;
+  if (env && std::sscanf(env, "%d:%lf", &who, &seconds) == 2 && who == rank_)
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+void Runner::collect_volume(Measurement& m, const CollArgs& a) {
+  // Row r of the gathered table: rank r's per-peer counts, 4 numbers per peer.
+  const std::size_t n = static_cast<std::size_t>(nranks_);
+  std::vector<std::uint64_t> mine, all(rank_ == 0 ? n * n * 4 : 0);
+  for (const RankVolume& v : counting_.per_peer())
+    mine.insert(mine.end(), {v.sent_bytes, v.sent_msgs, v.recv_bytes, v.recv_msgs});
+  {
+    WatchedSection w("volume gather");
+    MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, all.data(),
+               static_cast<int>(mine.size()), MPI_UINT64_T, 0, ctrl_);
+  }
+  if (rank_ != 0) return;
+  auto cell = [&](std::size_t r, std::size_t p, std::size_t k) { return all[(r * n + p) * 4 + k]; };
+  if (algo_.theory)
+    for (int r = 0; r < nranks_; ++r) m.theory.push_back(algo_.theory(r, nranks_, a));
+  if (algo_.vendor) return;  // the counting transport saw nothing of the library's traffic
+  m.measured.assign(n, {});
+  m.traffic_bytes.assign(n * n, 0);
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t p = 0; p < n; ++p) {
+      m.measured[r] += RankVolume{cell(r, p, 0), cell(r, p, 1), cell(r, p, 2), cell(r, p, 3)};
+      m.traffic_bytes[r * n + p] = cell(r, p, 0);
+      // What r sent to p, p must have received from r.
+      if ((cell(r, p, 0) != cell(p, r, 2) || cell(r, p, 1) != cell(p, r, 3)) && m.volume_ok) {
+        m.volume_ok = false;
+        m.volume_error = "rank " + std::to_string(r) + " sent " + std::to_string(cell(r, p, 0)) +
+                         " B to rank " + std::to_string(p) + ", which received " +
+                         std::to_string(cell(p, r, 2)) + " B";
+      }
+    }
+  m.volume_checked = !m.theory.empty();
+  for (std::size_t r = 0; r < m.theory.size() && m.volume_ok; ++r) {
+    const RankVolume &got = m.measured[r], &want = m.theory[r];
+    if (got == want) continue;
+    m.volume_ok = false;
+    m.volume_error = "rank " + std::to_string(r) + " measured sent " +
+                     std::to_string(got.sent_bytes) + " B/" + std::to_string(got.sent_msgs) +
+                     " msgs, recv " + std::to_string(got.recv_bytes) + " B/" +
+                     std::to_string(got.recv_msgs) + " msgs; theory sent " +
+                     std::to_string(want.sent_bytes) + " B/" + std::to_string(want.sent_msgs) +
+                     " msgs, recv " + std::to_string(want.recv_bytes) + " B/" +
+                     std::to_string(want.recv_msgs) + " msgs";
+  }
+}
+
+void Runner::collect_check(Measurement& m, const Case& c, const CollArgs& a) {
+  const verify::DataSpec ds{opts_.seed, c.dtype, c.op, nranks_};
+  const std::size_t rcount = spec_.recv_count(a.count, nranks_);
+  HostBuffer want = alloc_host(rcount * dtype_size(c.dtype));
+  spec_.fill_expected(want.get(), rcount, ds, rank_, opts_.root);
+  const verify::Mismatch mm = verify::compare(a.recvbuf, want.get(), rcount, c.dtype);
+  const std::int64_t mine[2] = {static_cast<std::int64_t>(mm.wrong), mm.first_index};
+  std::vector<std::int64_t> all(rank_ == 0 ? 2 * static_cast<std::size_t>(nranks_) : 0);
+  {
+    WatchedSection w("check gather");
+    MPI_Gather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, 0, ctrl_);
+  }
+  m.checked = true;
+  for (int r = 0; r < nranks_ && rank_ == 0; ++r) {
+    m.wrong += static_cast<std::uint64_t>(all[2 * r]);
+    if (all[2 * r] > 0 && m.first_bad_rank < 0) {
+      m.first_bad_rank = r;
+      m.first_bad_index = all[2 * r + 1];
+    }
+  }
+}
+
+Measurement Runner::measure(const Case& c, benchmark::State& state) {
+  Measurement m;
+  m.collective = info_.collective;
+  m.algorithm = info_.algorithm;
+  m.transport = info_.transport;
+  m.memory = opts_.memory;
+  m.dtype = c.dtype;
+  m.op = c.op;
+  m.root = spec_.rooted ? opts_.root : -1;
+  m.nranks = nranks_;
+  m.count = c.bytes / dtype_size(c.dtype);
+  m.bytes = m.count * dtype_size(c.dtype);
+  m.in_place = opts_.in_place;
+  m.iters = opts_.iters;
+  m.warmup = opts_.warmup;
+  m.node_of_rank = nodes_;
+
+  const std::size_t elem = dtype_size(c.dtype);
+  const std::size_t scount = spec_.send_count(m.count, nranks_);
+  HostBuffer send = alloc_host(scount * elem);
+  HostBuffer recv = alloc_host(spec_.recv_count(m.count, nranks_) * elem);
+  const CollArgs a = make_args(c, send.get(), recv.get(), m.count);
+  spec_.fill_input(const_cast<void*>(a.sendbuf), scount, {opts_.seed, c.dtype, c.op, nranks_},
+                   rank_);
+
+  // The probe call: its traffic is the measured volume, its result is checked.
+  counting_.reset();
+  barrier();
+  maybe_stall();
+  run_collective(comm_, algo_, a);
+  collect_volume(m, a);
+  if (opts_.check) collect_check(m, c, a);
+
+  for (int i = 0; i < opts_.warmup; ++i) timed_call(a);
+  for (auto _ : state) {
+    const double us = timed_call(a);
+    state.SetIterationTime(us * 1e-6);
+    m.times_us.push_back(us);
+  }
+  m.summarise(busbw_factor(m.collective, nranks_));
+  return m;
+}
+
+// ---- Google Benchmark glue ---------------------------------------------------------
+
+// Rank 0 prints each row as Google Benchmark reports the run; other ranks stay silent.
+class RowReporter final : public benchmark::BenchmarkReporter {
+ public:
+  RowReporter(const Runner& runner, const std::vector<Measurement>& rows, std::ostream* json)
+      : runner_(runner), rows_(rows), json_(json) {}
+  bool ReportContext(const Context&) override {
+    if (runner_.options().format == "table") print_table_header(std::cout, runner_.info());
+    return true;
+  }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (std::size_t i = 0; i < runs.size() && printed_ < rows_.size(); ++i) print(rows_[printed_++]);
+  }
+  void Finalize() override {}
+
+ private:
+  void print(const Measurement& m) {
+    if (runner_.options().format == "table") print_table_row(std::cout, m);
+    else std::cout << to_json(m).dump() << std::endl;
+    if (json_) *json_ << to_json(m).dump() << std::endl;  // flushed: a crash keeps the rows
+  }
+  const Runner& runner_;
+  const std::vector<Measurement>& rows_;
+  std::ostream* json_;
+  std::size_t printed_ = 0;
+};
+
+class SilentReporter final : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>&) override {}
+};
+
+std::string case_name(const Case& c) {
+  return std::to_string(c.bytes) + "/" + std::string(dtype_name(c.dtype)) + "/" +
+         std::string(op_name(c.op));
+}
+
+// Opens the -J file on rank 0 (as FILE.tmp, renamed when the run ends) and tells every
+// rank whether that worked, so an unwritable path fails everywhere before any run.
+std::unique_ptr<std::ofstream> open_json(const Runner& runner, const std::string& path) {
+  std::unique_ptr<std::ofstream> out;
+  int ok = 1;
+  if (!path.empty() && runner.rank() == 0) {
+    out = std::make_unique<std::ofstream>(path + ".tmp", std::ios::trunc);
+    ok = out->good() ? 1 : 0;
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, runner.ctrl());
+  if (!ok) throw RuntimeErrorOnAllRanks("cannot write the JSON file '" + path + ".tmp'");
+  return out;
+}
+
+int run(Runner& runner, const std::vector<Case>& cases) {
+  const Options& o = runner.options();
+  std::unique_ptr<std::ofstream> json = open_json(runner, o.json_path);
+  std::vector<Measurement> rows;
+  rows.reserve(cases.size());
+  for (const Case& c : cases) {
+    benchmark::RegisterBenchmark(case_name(c).c_str(),
+                                 [&runner, &rows, c](benchmark::State& st) {
+                                   rows.push_back(runner.measure(c, st));
+                                 })
+        ->UseManualTime()
+        ->Iterations(o.iters)
+        ->Repetitions(1)
+        ->Unit(benchmark::kMicrosecond);
+  }
+  std::unique_ptr<benchmark::BenchmarkReporter> reporter;
+  if (runner.rank() == 0) reporter = std::make_unique<RowReporter>(runner, rows, json.get());
+  else reporter = std::make_unique<SilentReporter>();
+  benchmark::RunSpecifiedBenchmarks(reporter.get());
+  benchmark::ClearRegisteredBenchmarks();
+
+  if (runner.rank() != 0) return kExitOk;
+  std::uint64_t wrong = 0;
+  int mismatches = 0;
+  double busbw = 0;
+  for (const Measurement& m : rows) {
+    wrong += m.wrong;
+    mismatches += m.volume_ok ? 0 : 1;
+    busbw += m.busbw_gbps;
+  }
+  if (o.format == "table")
+    print_table_footer(std::cout, static_cast<int>(rows.size()), wrong, mismatches,
+                       rows.empty() ? 0 : busbw / static_cast<double>(rows.size()));
+  if (json) {
+    json->close();
+    if (std::rename((o.json_path + ".tmp").c_str(), o.json_path.c_str()) != 0) {
+      std::cerr << runner.info().program << ": error: cannot rename '" << o.json_path
+                << ".tmp' to '" << o.json_path << "'" << std::endl;
+      return kExitRuntime;
+    }
+  }
+  return wrong > 0 || mismatches > 0 ? kExitVerifyFailed : kExitOk;
+}
+
+// Checks that need nothing but the command line and the build: identical on all ranks.
+void check_build_supports(const Options& o) {
+  if (o.transport == "ucx")
+    throw UsageError(COLLSCOPE_HAVE_UCX ? "the UCX transport is not implemented yet"
+                                        : "this build has no UCX transport");
+  if (o.transport == "nccl")
+    throw UsageError(COLLSCOPE_HAVE_NCCL ? "the NCCL transport is not implemented yet"
+                                         : "this build has no NCCL transport");
+  if (o.memory == MemoryKind::device)
+    throw UsageError(COLLSCOPE_HAVE_CUDA ? "device memory is not supported yet"
+                                         : "this build has no CUDA: --memory device is unavailable");
+}
+
+}  // namespace
+
+int benchmark_main(std::string_view collective, std::string_view algorithm, int argc,
+                   char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  int rank = 0, nranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  const std::string program = std::string(collective) + "_" + std::string(algorithm);
+  int code = kExitOk;
+  try {
+    const Algorithm* algo = find_algorithm(collective, algorithm);
+    const CollectiveSpec* spec = find_collective_spec(collective);
+    if (!algo || !spec) throw UsageError("no algorithm " + program + " in this build");
+    Options opts = parse_options(argc, argv, program);
+    if (opts.show_help) {
+      if (rank == 0) std::cout << opts.help_text;
+      MPI_Finalize();
+      return kExitOk;
+    }
+    check_build_supports(opts);
+    RunInfo info{program, std::string(collective), std::string(algorithm), opts.transport,
+                 command_line(argc, argv), nranks, nullptr};
+    Runner runner(*algo, *spec, opts, info, MPI_COMM_WORLD);
+    const std::vector<Case> cases = runner.cases();
+    runner.check_constraints(cases);
+    Watchdog watchdog(opts.timeout_s, rank, program);
+    char* fake_argv[] = {argv[0], nullptr};
+    int fake_argc = 1;
+    benchmark::Initialize(&fake_argc, fake_argv);  // its flags are not ours: parse none
+    code = run(runner, cases);
+  } catch (const UsageError& e) {
+    if (rank == 0) std::cerr << program << ": error: " << e.what() << std::endl;
+    code = kExitUsage;
+  } catch (const RuntimeErrorOnAllRanks& e) {
+    if (rank == 0) std::cerr << program << ": error: " << e.what() << std::endl;
+    code = kExitRuntime;
+  } catch (const std::exception& e) {
+    // Rank-specific: the others may be blocked in a call, so end the whole job.
+    std::cerr << program << ": rank " << rank << ": error: " << e.what() << std::endl;
+    MPI_Abort(MPI_COMM_WORLD, kExitRuntime);
+  }
+  MPI_Finalize();
+  return code;
+}
+
+}  // namespace collscope::bench

@@ -1,0 +1,48 @@
+// One row of results: one (size, dtype, op) of one algorithm, everything rank 0 reports.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collscope/types.hpp"
+#include "collscope/volume.hpp"
+
+namespace collscope::bench {
+
+struct Measurement {
+  std::string collective, algorithm, transport;
+  MemoryKind memory = MemoryKind::host;
+  DataType dtype = DataType::float32;
+  ReduceOp op = ReduceOp::sum;
+  int root = -1;  // -1 for collectives without a root
+  int nranks = 1;
+  std::size_t count = 0, bytes = 0;
+  bool in_place = false;
+  int iters = 0, warmup = 0;
+
+  std::vector<double> times_us;  // per iteration: the slowest rank's time
+  double time_us = 0, time_us_min = 0, time_us_max = 0;  // median, min, max
+  double algbw_gbps = 0, busbw_gbps = 0;
+
+  // Per rank, for one call. measured: empty when the transport cannot see the traffic
+  // (vendor collectives); theory: empty when unknown.
+  std::vector<RankVolume> measured, theory;
+  std::vector<std::uint64_t> traffic_bytes;  // N x N, row = sender, column = receiver
+  std::vector<int> node_of_rank;
+  bool volume_checked = false, volume_ok = true;
+  std::string volume_error;  // first mismatch, for the report
+
+  bool checked = false;  // -c 1
+  std::uint64_t wrong = 0;
+  int first_bad_rank = -1;
+  std::int64_t first_bad_index = -1;
+
+  // Fills time_us, time_us_min, time_us_max, algbw_gbps, busbw_gbps from times_us.
+  void summarise(double busbw_factor);
+  // The rank that sent the most bytes (measured, else theory), or -1.
+  int busiest_rank() const;
+};
+
+}  // namespace collscope::bench

@@ -1,0 +1,49 @@
+// The command line every benchmark binary shares (nccl-tests conventions).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collscope/types.hpp"
+
+namespace collscope::bench {
+
+struct Options {
+  std::size_t min_bytes = 64;
+  std::size_t max_bytes = std::size_t{16} << 20;
+  int step_factor = 4;
+  int iters = 20;
+  int warmup = 5;
+  bool check = true;
+  std::vector<DataType> dtypes{DataType::float32};
+  std::vector<ReduceOp> ops{ReduceOp::sum};
+  bool all_ops = false;  // -o all: skip (dtype, op) pairs that are invalid, not an error
+  int root = 0;
+  std::string transport = "mpi";
+  MemoryKind memory = MemoryKind::host;
+  std::string format = "table";
+  std::string json_path;
+  double timeout_s = 0;  // 0: no watchdog
+  bool in_place = false;
+  std::size_t segment_bytes = std::size_t{1} << 20;
+  std::size_t scratch_limit = std::size_t{8} << 30;
+  std::uint64_t seed = 1;
+  bool show_help = false;
+  std::string help_text;
+};
+
+// "64", "1K", "16M", "1G", "2T" (powers of 1024; an optional trailing B or iB).
+// Throws UsageError for anything else, negatives and overflow included.
+std::size_t parse_size(std::string_view text, std::string_view flag);
+
+// The message sizes of a sweep: min, min*f, ... up to max (max itself always included).
+std::vector<std::size_t> sweep_sizes(const Options& o);
+
+// Throws UsageError with a one-line message for any bad input.
+Options parse_options(int argc, const char* const* argv, std::string_view program);
+
+}  // namespace collscope::bench

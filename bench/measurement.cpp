@@ -1,0 +1,29 @@
+#include "collscope/bench/measurement.hpp"
+
+#include <algorithm>
+
+namespace collscope::bench {
+
+void Measurement::summarise(double busbw_factor) {
+  if (times_us.empty()) return;
+  std::vector<double> t = times_us;
+  std::sort(t.begin(), t.end());
+  const std::size_t n = t.size();
+  time_us = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+  time_us_min = t.front();
+  time_us_max = t.back();
+  // GB/s with GB = 1e9 bytes: bytes / (us * 1e3).
+  algbw_gbps = time_us > 0 ? static_cast<double>(bytes) / (time_us * 1e3) : 0;
+  busbw_gbps = algbw_gbps * busbw_factor;
+}
+
+int Measurement::busiest_rank() const {
+  const std::vector<RankVolume>& v = measured.empty() ? theory : measured;
+  if (v.empty()) return -1;
+  auto it = std::max_element(v.begin(), v.end(), [](const RankVolume& a, const RankVolume& b) {
+    return a.sent_bytes < b.sent_bytes;
+  });
+  return static_cast<int>(it - v.begin());
+}
+
+}  // namespace collscope::bench

@@ -1,0 +1,155 @@
+#include "collscope/bench/options.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cctype>
+#include <limits>
+
+#include "collscope/errors.hpp"
+
+namespace collscope::bench {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string dtype_list() {
+  std::string s;
+  for (DataType t : kAllDataTypes) s += std::string(dtype_name(t)) + " ";
+  return s + "all";
+}
+
+std::vector<DataType> parse_dtypes(const std::string& text) {
+  if (text == "all") return {std::begin(kAllDataTypes), std::end(kAllDataTypes)};
+  if (auto t = parse_dtype(text)) return {*t};
+  throw UsageError("unknown dtype '" + text + "' (expected one of: " + dtype_list() + ")");
+}
+
+std::vector<ReduceOp> parse_ops(const std::string& text) {
+  if (text == "all") return {std::begin(kAllReduceOps), std::end(kAllReduceOps)};
+  if (auto op = parse_op(text)) return {*op};
+  throw UsageError("unknown op '" + text + "' (expected one of: sum prod max min avg all)");
+}
+
+void check_positive(int value, const char* flag, int min) {
+  if (value < min)
+    throw UsageError(std::string(flag) + " must be at least " + std::to_string(min) +
+                     ", got " + std::to_string(value));
+}
+
+void validate(const Options& o) {
+  if (o.min_bytes > o.max_bytes)
+    throw UsageError("--min-bytes (" + std::to_string(o.min_bytes) +
+                     ") is larger than --max-bytes (" + std::to_string(o.max_bytes) + ")");
+  if (o.step_factor < 2 && o.min_bytes != o.max_bytes)
+    throw UsageError("--step-factor must be at least 2");
+  check_positive(o.iters, "--iters", 1);
+  check_positive(o.warmup, "--warmup", 0);
+  check_positive(o.root, "--root", 0);
+  if (o.format != "table" && o.format != "jsonl")
+    throw UsageError("--format must be table or jsonl, got '" + o.format + "'");
+  if (o.transport != "mpi" && o.transport != "ucx" && o.transport != "nccl")
+    throw UsageError("unknown transport '" + o.transport + "' (expected mpi, ucx or nccl)");
+  if (!(o.timeout_s >= 0)) throw UsageError("--timeout must be >= 0 seconds");
+  if (o.segment_bytes == 0) throw UsageError("--segment must be at least 1 byte");
+  if (!o.all_ops)
+    for (DataType t : o.dtypes)
+      for (ReduceOp op : o.ops)
+        if (!op_valid_for(op, t))
+          throw UsageError("op '" + std::string(op_name(op)) + "' is not defined for dtype '" +
+                           std::string(dtype_name(t)) + "' (avg needs a floating type)");
+}
+
+}  // namespace
+
+std::size_t parse_size(std::string_view text, std::string_view flag) {
+  const std::string bad = "bad size '" + std::string(text) + "' for " + std::string(flag) +
+                          " (expected e.g. 64, 1K, 16M, 1G)";
+  std::size_t i = 0, value = 0;
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) throw UsageError(bad);
+  for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
+    const std::size_t digit = static_cast<std::size_t>(text[i] - '0');
+    if (value > (std::numeric_limits<std::size_t>::max() - digit) / 10) throw UsageError(bad);
+    value = value * 10 + digit;
+  }
+  const std::string unit = lower(text.substr(i));
+  int shift = 0;
+  if (unit.empty() || unit == "b") shift = 0;
+  else if (unit == "k" || unit == "kb" || unit == "kib") shift = 10;
+  else if (unit == "m" || unit == "mb" || unit == "mib") shift = 20;
+  else if (unit == "g" || unit == "gb" || unit == "gib") shift = 30;
+  else if (unit == "t" || unit == "tb" || unit == "tib") shift = 40;
+  else throw UsageError(bad);
+  if (shift > 0 && value > (std::numeric_limits<std::size_t>::max() >> shift))
+    throw UsageError(bad);
+  return value << shift;
+}
+
+std::vector<std::size_t> sweep_sizes(const Options& o) {
+  std::vector<std::size_t> sizes;
+  std::size_t s = o.min_bytes;
+  while (s < o.max_bytes) {
+    sizes.push_back(s);
+    if (s == 0) s = 1;  // 0 B then 1 B onwards
+    else if (s > o.max_bytes / static_cast<std::size_t>(o.step_factor)) break;
+    else s *= static_cast<std::size_t>(o.step_factor);
+  }
+  sizes.push_back(o.max_bytes);
+  return sizes;
+}
+
+Options parse_options(int argc, const char* const* argv, std::string_view program) {
+  Options o;
+  CLI::App app{"collscope " + std::string(program) + ": benchmark and verify one collective algorithm",
+               std::string(program)};
+  std::string min_b = "64", max_b = "16M", seg = "1M", scratch = "8G";
+  std::string dtype = "float", op = "sum", memory = "host";
+  int check = 1;
+  app.add_option("-b,--min-bytes", min_b, "smallest message size (64, 1K, 16M, 1G)");
+  app.add_option("-e,--max-bytes", max_b, "largest message size");
+  app.add_option("-f,--step-factor", o.step_factor, "multiply the size by this each step");
+  app.add_option("-n,--iters", o.iters, "timed iterations per size");
+  app.add_option("-w,--warmup", o.warmup, "untimed iterations per size");
+  app.add_option("-c,--check", check, "verify results and byte counts (0 or 1)");
+  app.add_option("-d,--dtype", dtype, "data type: " + dtype_list());
+  app.add_option("-o,--op", op, "reduction: sum prod max min avg all");
+  app.add_option("-r,--root", o.root, "root rank of rooted collectives");
+  app.add_option("-t,--transport", o.transport, "mpi, ucx or nccl");
+  app.add_option("-m,--memory", memory, "host or device");
+  app.add_option("--format", o.format, "stdout format: table or jsonl");
+  app.add_option("-J,--json", o.json_path, "also write JSON lines to this file");
+  app.add_option("--timeout", o.timeout_s, "abort a call stuck longer than this (seconds)");
+  app.add_flag("--in-place", o.in_place, "run in place (send buffer = receive buffer)");
+  app.add_option("--segment", seg, "segment size of pipelined algorithms (tree, dbt)");
+  app.add_option("--max-scratch", scratch, "scratch memory an algorithm may use per rank");
+  app.add_option("--seed", o.seed, "seed of the generated data");
+  app.set_help_flag("-h,--help", "print this help and exit");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    o.show_help = true;
+    o.help_text = app.help();
+    return o;
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(e.what());
+  }
+  if (check != 0 && check != 1) throw UsageError("--check must be 0 or 1");
+  o.check = check == 1;
+  o.min_bytes = parse_size(min_b, "--min-bytes");
+  o.max_bytes = parse_size(max_b, "--max-bytes");
+  o.segment_bytes = parse_size(seg, "--segment");
+  o.scratch_limit = parse_size(scratch, "--max-scratch");
+  o.dtypes = parse_dtypes(dtype);
+  o.ops = parse_ops(op);
+  o.all_ops = op == "all";
+  auto mem = parse_memory(memory);
+  if (!mem) throw UsageError("--memory must be host or device, got '" + memory + "'");
+  o.memory = *mem;
+  validate(o);
+  return o;
+}
+
+}  // namespace collscope::bench

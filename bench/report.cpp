@@ -1,0 +1,115 @@
+#include "collscope/bench/report.hpp"
+
+#include <cstdio>
+#include <string>
+
+namespace collscope::bench {
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string volume_status(const Measurement& m) {
+  if (!m.volume_checked) return "n/a";
+  return m.volume_ok ? "ok" : "MISMATCH";
+}
+
+template <class F>
+nlohmann::json per_rank(const std::vector<RankVolume>& v, F field) {
+  if (v.empty()) return nullptr;  // unknown: vendor collective or no theory
+  nlohmann::json a = nlohmann::json::array();
+  for (const RankVolume& r : v) a.push_back(field(r));
+  return a;
+}
+
+}  // namespace
+
+void print_table_header(std::ostream& os, const RunInfo& info) {
+  const Options& o = *info.options;
+  os << "# collscope " << info.collective << "/" << info.algorithm << "  transport "
+     << info.transport << "  memory " << memory_name(o.memory) << "  nranks " << info.nranks
+     << "  " << (o.in_place ? "in-place" : "out-of-place") << "  iters " << o.iters
+     << "  warmup " << o.warmup << "  check " << (o.check ? 1 : 0) << "\n";
+  os << "# time: median over iterations of the slowest rank; GB = 1e9 B; sent/theory: bytes "
+        "the busiest rank sent in one call (measured / exact theory)\n#\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "# %12s %12s %8s %6s %5s %11s %11s %11s %8s %8s %6s %14s %14s %8s\n",
+                "size(B)", "count", "type", "redop", "root", "time(us)", "min(us)", "max(us)",
+                "algbw", "busbw", "#wrong", "sent(B)", "theory(B)", "volume");
+  os << line;
+  std::snprintf(line, sizeof line, "# %12s %12s %8s %6s %5s %11s %11s %11s %8s %8s %6s %14s %14s %8s\n",
+                "", "(elements)", "", "", "", "", "", "", "(GB/s)", "(GB/s)", "", "", "", "");
+  os << line << std::flush;
+}
+
+void print_table_row(std::ostream& os, const Measurement& m) {
+  const int busiest = m.busiest_rank();
+  const std::string sent =
+      busiest >= 0 && !m.measured.empty() ? std::to_string(m.measured[busiest].sent_bytes) : "n/a";
+  const std::string theory =
+      busiest >= 0 && !m.theory.empty() ? std::to_string(m.theory[busiest].sent_bytes) : "n/a";
+  const std::string wrong = m.checked ? std::to_string(m.wrong) : "N/A";
+  char line[320];
+  std::snprintf(line, sizeof line, "  %12zu %12zu %8s %6s %5d %11s %11s %11s %8s %8s %6s %14s %14s %8s\n",
+                m.bytes, m.count, std::string(dtype_name(m.dtype)).c_str(),
+                std::string(op_name(m.op)).c_str(), m.root, fmt("%.2f", m.time_us).c_str(),
+                fmt("%.2f", m.time_us_min).c_str(), fmt("%.2f", m.time_us_max).c_str(),
+                fmt("%.3f", m.algbw_gbps).c_str(), fmt("%.3f", m.busbw_gbps).c_str(),
+                wrong.c_str(), sent.c_str(), theory.c_str(), volume_status(m).c_str());
+  os << line;
+  if (m.wrong > 0)
+    os << "#   first wrong element: rank " << m.first_bad_rank << ", index " << m.first_bad_index
+       << "\n";
+  if (!m.volume_ok) os << "#   volume mismatch: " << m.volume_error << "\n";
+  os << std::flush;
+}
+
+void print_table_footer(std::ostream& os, int rows, std::uint64_t wrong_total,
+                        int volume_mismatches, double avg_busbw) {
+  os << "# rows: " << rows << "   wrong elements: " << wrong_total << (wrong_total ? " FAILED" : " OK")
+     << "   volume mismatches: " << volume_mismatches << (volume_mismatches ? " FAILED" : " OK")
+     << "\n# Avg bus bandwidth    : " << fmt("%.3f", avg_busbw) << " GB/s\n" << std::flush;
+}
+
+nlohmann::json to_json(const Measurement& m) {
+  nlohmann::json j;
+  j["collective"] = m.collective;
+  j["algorithm"] = m.algorithm;
+  j["transport"] = m.transport;
+  j["memory"] = memory_name(m.memory);
+  j["dtype"] = dtype_name(m.dtype);
+  j["op"] = op_name(m.op);
+  j["root"] = m.root;
+  j["nranks"] = m.nranks;
+  j["count"] = m.count;
+  j["bytes"] = m.bytes;
+  j["in_place"] = m.in_place;
+  j["iters"] = m.iters;
+  j["warmup"] = m.warmup;
+  j["time_us"] = m.time_us;
+  j["time_us_min"] = m.time_us_min;
+  j["time_us_max"] = m.time_us_max;
+  j["algbw_gbps"] = m.algbw_gbps;
+  j["busbw_gbps"] = m.busbw_gbps;
+  j["sent_bytes"] = per_rank(m.measured, [](const RankVolume& r) { return r.sent_bytes; });
+  j["recv_bytes"] = per_rank(m.measured, [](const RankVolume& r) { return r.recv_bytes; });
+  j["sent_msgs"] = per_rank(m.measured, [](const RankVolume& r) { return r.sent_msgs; });
+  j["recv_msgs"] = per_rank(m.measured, [](const RankVolume& r) { return r.recv_msgs; });
+  j["theory_sent_bytes"] = per_rank(m.theory, [](const RankVolume& r) { return r.sent_bytes; });
+  j["theory_recv_bytes"] = per_rank(m.theory, [](const RankVolume& r) { return r.recv_bytes; });
+  j["theory_sent_msgs"] = per_rank(m.theory, [](const RankVolume& r) { return r.sent_msgs; });
+  j["theory_recv_msgs"] = per_rank(m.theory, [](const RankVolume& r) { return r.recv_msgs; });
+  j["traffic_bytes"] = m.traffic_bytes.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.traffic_bytes);
+  j["node_of_rank"] = m.node_of_rank;
+  j["volume"] = volume_status(m);
+  j["wrong"] = m.checked ? nlohmann::json(m.wrong) : nlohmann::json(nullptr);
+  j["first_bad_rank"] = m.first_bad_rank;
+  j["first_bad_index"] = m.first_bad_index;
+  j["times_us"] = m.times_us;
+  return j;
+}
+
+}  // namespace collscope::bench

@@ -1,0 +1,66 @@
+#include "collscope/bench/watchdog.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "collscope/errors.hpp"
+#include "collscope/progress.hpp"
+
+namespace collscope::bench {
+namespace {
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string describe_wait(const Progress& p) {
+  const int peer = p.wait_peer.load(std::memory_order_relaxed);
+  if (peer < 0) return "not waiting on a peer (computing, or inside the library)";
+  return std::string("waiting to ") + (p.wait_is_recv.load() ? "receive from" : "send to") +
+         " rank " + std::to_string(peer);
+}
+
+}  // namespace
+
+Watchdog::Watchdog(double timeout_s, int rank, std::string program)
+    : timeout_s_(timeout_s), rank_(rank), program_(std::move(program)) {
+  if (timeout_s_ > 0) thread_ = std::thread([this] { loop(); });
+}
+
+Watchdog::~Watchdog() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+void Watchdog::loop() {
+  const auto limit_ns = static_cast<std::int64_t>(timeout_s_ * 1e9);
+  while (!stop_) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const Progress& p = progress();
+    const std::int64_t start = p.call_started_ns.load(std::memory_order_relaxed);
+    if (start == 0 || now_ns() - start <= limit_ns) continue;
+    std::fprintf(stderr,
+                 "%s: timeout: rank %d stuck for more than %.1f s in %s/%s, phase %s step %d, %s\n",
+                 program_.c_str(), rank_, timeout_s_, p.collective.load(), p.algorithm.load(),
+                 p.phase.load(), p.step.load(), describe_wait(p).c_str());
+    std::fflush(stderr);
+    _exit(kExitRuntime);  // MPI is blocked in another thread: no clean way out
+  }
+}
+
+WatchedSection::WatchedSection(const char* what) {
+  Progress& p = progress();
+  p.collective.store("harness", std::memory_order_relaxed);
+  p.algorithm.store(what, std::memory_order_relaxed);
+  p.phase.store("sync", std::memory_order_relaxed);
+  p.step.store(0, std::memory_order_relaxed);
+  p.call_started_ns.store(now_ns(), std::memory_order_relaxed);
+}
+
+WatchedSection::~WatchedSection() { progress().call_started_ns.store(0, std::memory_order_relaxed); }
+
+}  // namespace collscope::bench

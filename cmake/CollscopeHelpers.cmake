@@ -1,0 +1,25 @@
+# Warnings every target of ours compiles with.
+function(collscope_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
+                                           -Wno-sign-conversion)
+endfunction()
+
+# The launcher for MPI tests: as root Open MPI needs the two ALLOW variables, and with
+# more ranks than cores it needs --oversubscribe.
+set(COLLSCOPE_MPIEXEC ${MPIEXEC_EXECUTABLE} ${MPIEXEC_PREFLAGS} --oversubscribe
+    CACHE INTERNAL "")
+set(COLLSCOPE_MPI_TEST_ENV
+    "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_mpi_yield_when_idle=1;OMPI_MCA_rmaps_base_oversubscribe=1"
+    CACHE INTERNAL "")
+
+# add_mpi_test(NAME name RANKS n COMMAND exe args... [TIMEOUT s] [LABELS l...])
+function(add_mpi_test)
+  cmake_parse_arguments(T "" "NAME;RANKS;TIMEOUT" "COMMAND;LABELS" ${ARGN})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  add_test(NAME ${T_NAME}
+           COMMAND ${COLLSCOPE_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} ${T_RANKS} ${T_COMMAND})
+  set_tests_properties(${T_NAME} PROPERTIES ENVIRONMENT "${COLLSCOPE_MPI_TEST_ENV}"
+                       TIMEOUT ${T_TIMEOUT} PROCESSORS 1 LABELS "mpi;${T_LABELS}")
+endfunction()

@@ -1,0 +1,20 @@
+// MPI datatypes and operators for collscope's types, for the vendor baselines.
+// MPI has no 16-bit floats: half and bfloat16 travel as their own 2-byte types and
+// reduce through user-defined operators that call the host reducer.
+#pragma once
+
+#include <mpi.h>
+
+#include <optional>
+#include <string>
+
+#include "collscope/types.hpp"
+
+namespace collscope {
+
+MPI_Datatype mpi_datatype(DataType t);
+MPI_Op mpi_op(ReduceOp op, DataType t);  // avg is reduced as sum (see run_collective)
+// Vendor collectives take an int count.
+std::optional<std::string> mpi_count_constraint(std::size_t count);
+
+}  // namespace collscope

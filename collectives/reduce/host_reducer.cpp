@@ -1,0 +1,177 @@
+// The host reducer: element-wise reductions on CPU memory.
+//
+// One function template per (element type, operator) holds a plain indexed loop that
+// the compiler vectorises; switches pick the instance. `out` may be the same buffer as
+// `a` or `b` (in-place reduction): every iteration reads index i before writing index
+// i, so the loop is correct then, and the pointers are deliberately not __restrict.
+// Partially overlapping buffers (out = a + k, k != 0) are not supported.
+//
+// Integer sum and prod wrap modulo 2^bits (two's complement), computed in unsigned
+// arithmetic so there is no signed-overflow UB. Wrapping arithmetic is associative and
+// commutative, so integer results are exact whatever order the ranks combine in.
+// float16 and bfloat16 are widened to float, combined, and rounded back once per call.
+
+#include <cstring>
+#include <type_traits>
+
+#include "collscope/build_config.hpp"
+#include "collscope/errors.hpp"
+#include "collscope/half.hpp"
+#include "collscope/reducer.hpp"
+
+namespace collscope {
+namespace {
+
+// How an element is stored versus computed on: 16-bit floats compute in float.
+template <class T>
+struct Elem {
+  using Compute = T;
+  static T load(T v) { return v; }
+  static T store(T v) { return v; }
+};
+template <>
+struct Elem<float16_t> {
+  using Compute = float;
+  static float load(float16_t v) { return to_float(v); }
+  static float16_t store(float v) { return to_float16(v); }
+};
+template <>
+struct Elem<bfloat16_t> {
+  using Compute = float;
+  static float load(bfloat16_t v) { return to_float(v); }
+  static bfloat16_t store(float v) { return to_bfloat16(v); }
+};
+
+// Unsigned type at least as wide as unsigned int, so int8/uint8 do not promote to
+// (signed) int before the operation.
+template <class T>
+using Wide = decltype(std::make_unsigned_t<T>{} + 0u);
+
+template <class T>
+T wrap(Wide<T> v) {
+  return static_cast<T>(static_cast<std::make_unsigned_t<T>>(v));
+}
+
+struct Sum {
+  template <class V>
+  V operator()(V a, V b) const {
+    if constexpr (std::is_integral_v<V>)
+      return wrap<V>(static_cast<Wide<V>>(a) + static_cast<Wide<V>>(b));
+    else
+      return a + b;
+  }
+};
+
+struct Prod {
+  template <class V>
+  V operator()(V a, V b) const {
+    if constexpr (std::is_integral_v<V>)
+      return wrap<V>(static_cast<Wide<V>>(a) * static_cast<Wide<V>>(b));
+    else
+      return a * b;
+  }
+};
+
+// NaN: a comparison with NaN is false, so max/min return `b` whenever either operand
+// is NaN. A NaN in `b` propagates; a NaN only in `a` is dropped. (This matches x86
+// MAXPS/MINPS with `b` as the source operand, so the loops vectorise exactly.)
+struct Max {
+  template <class V>
+  V operator()(V a, V b) const {
+    return a > b ? a : b;
+  }
+};
+
+struct Min {
+  template <class V>
+  V operator()(V a, V b) const {
+    return a < b ? a : b;
+  }
+};
+
+template <class T, class Op>
+void reduce_loop(T* out, const T* a, const T* b, std::size_t count) {
+  using E = Elem<T>;
+  const Op op;
+  for (std::size_t i = 0; i < count; ++i) out[i] = E::store(op(E::load(a[i]), E::load(b[i])));
+}
+
+template <class T>
+void reduce_typed(void* out, const void* a, const void* b, std::size_t count, ReduceOp op) {
+  auto* o = static_cast<T*>(out);
+  const auto* x = static_cast<const T*>(a);
+  const auto* y = static_cast<const T*>(b);
+  switch (op) {
+    case ReduceOp::sum:
+    case ReduceOp::avg: return reduce_loop<T, Sum>(o, x, y, count);
+    case ReduceOp::prod: return reduce_loop<T, Prod>(o, x, y, count);
+    case ReduceOp::max: return reduce_loop<T, Max>(o, x, y, count);
+    case ReduceOp::min: return reduce_loop<T, Min>(o, x, y, count);
+  }
+  throw UsageError("unknown reduction operator");
+}
+
+// Divides in the compute type (float for the 16-bit types, one rounding back).
+template <class T>
+void divide_typed(void* buf, std::size_t count, int divisor) {
+  using E = Elem<T>;
+  using C = typename E::Compute;
+  auto* p = static_cast<T*>(buf);
+  const C d = static_cast<C>(divisor);
+  for (std::size_t i = 0; i < count; ++i) p[i] = E::store(E::load(p[i]) / d);
+}
+
+class HostReducer final : public Reducer {
+ public:
+  void reduce(void* out, const void* a, const void* b, std::size_t count, DataType t,
+              ReduceOp op) const override {
+    switch (t) {
+      case DataType::int8: return reduce_typed<std::int8_t>(out, a, b, count, op);
+      case DataType::uint8: return reduce_typed<std::uint8_t>(out, a, b, count, op);
+      case DataType::int32: return reduce_typed<std::int32_t>(out, a, b, count, op);
+      case DataType::int64: return reduce_typed<std::int64_t>(out, a, b, count, op);
+      case DataType::float16: return reduce_typed<float16_t>(out, a, b, count, op);
+      case DataType::bfloat16: return reduce_typed<bfloat16_t>(out, a, b, count, op);
+      case DataType::float32: return reduce_typed<float>(out, a, b, count, op);
+      case DataType::float64: return reduce_typed<double>(out, a, b, count, op);
+    }
+    throw UsageError("unknown data type");
+  }
+
+  void divide(void* buf, std::size_t count, DataType t, int divisor) const override {
+    switch (t) {
+      case DataType::float16: return divide_typed<float16_t>(buf, count, divisor);
+      case DataType::bfloat16: return divide_typed<bfloat16_t>(buf, count, divisor);
+      case DataType::float32: return divide_typed<float>(buf, count, divisor);
+      case DataType::float64: return divide_typed<double>(buf, count, divisor);
+      case DataType::int8:
+      case DataType::uint8:
+      case DataType::int32:
+      case DataType::int64: break;
+    }
+    throw UsageError("avg is only defined for floating types");
+  }
+
+  void copy(void* dst, const void* src, std::size_t bytes) const override {
+    if (bytes == 0 || dst == src) return;
+    std::memcpy(dst, src, bytes);
+  }
+};
+
+}  // namespace
+
+const Reducer& host_reducer() {
+  static const HostReducer reducer;
+  return reducer;
+}
+
+const Reducer& reducer_for(MemoryKind mem) {
+  if (mem == MemoryKind::host) return host_reducer();
+#if COLLSCOPE_HAVE_CUDA
+  throw UsageError("device reductions are not implemented yet");
+#else
+  throw UsageError("device memory needs a CUDA build of collscope; this build has none");
+#endif
+}
+
+}  // namespace collscope

@@ -1,0 +1,146 @@
+#include "collscope/verify/data.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "collscope/half.hpp"
+#include "collscope/reducer.hpp"
+
+namespace collscope::verify {
+namespace {
+
+std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+std::uint64_t draw(const DataSpec& s, int rank, std::size_t index) {
+  return mix(s.seed ^ mix(static_cast<std::uint64_t>(rank) ^ mix(index)));
+}
+
+// Largest integer magnitude every partial result of the dtype holds exactly.
+std::int64_t exact_limit(DataType t) {
+  switch (t) {
+    case DataType::float16: return 2048;
+    case DataType::bfloat16: return 256;
+    case DataType::float32: return std::int64_t{1} << 24;
+    case DataType::float64: return std::int64_t{1} << 53;
+    default: return INT64_MAX;  // integers wrap exactly
+  }
+}
+
+bool is_unsigned(DataType t) { return t == DataType::uint8; }
+
+std::int64_t in_range(std::uint64_t h, std::int64_t lo, std::int64_t hi) {
+  return lo + static_cast<std::int64_t>(h % static_cast<std::uint64_t>(hi - lo + 1));
+}
+
+template <class T>
+void store_as(void* buf, std::size_t i, std::int64_t v) {
+  static_cast<T*>(buf)[i] = static_cast<T>(v);
+}
+
+// Writes an integer (exact in the dtype, or wrapped for integer types) as dtype.
+void store(void* buf, std::size_t i, std::int64_t v, DataType t) {
+  switch (t) {
+    case DataType::int8: store_as<std::int8_t>(buf, i, v); break;
+    case DataType::uint8: store_as<std::uint8_t>(buf, i, v); break;
+    case DataType::int32: store_as<std::int32_t>(buf, i, v); break;
+    case DataType::int64: store_as<std::int64_t>(buf, i, v); break;
+    case DataType::float16:
+      static_cast<float16_t*>(buf)[i] = to_float16(static_cast<float>(v));
+      break;
+    case DataType::bfloat16:
+      static_cast<bfloat16_t*>(buf)[i] = to_bfloat16(static_cast<float>(v));
+      break;
+    case DataType::float32: store_as<float>(buf, i, v); break;
+    case DataType::float64: store_as<double>(buf, i, v); break;
+  }
+}
+
+double load(const void* buf, std::size_t i, DataType t) {
+  switch (t) {
+    case DataType::int8: return static_cast<const std::int8_t*>(buf)[i];
+    case DataType::uint8: return static_cast<const std::uint8_t*>(buf)[i];
+    case DataType::int32: return static_cast<const std::int32_t*>(buf)[i];
+    case DataType::int64: return static_cast<double>(static_cast<const std::int64_t*>(buf)[i]);
+    case DataType::float16: return to_float(static_cast<const float16_t*>(buf)[i]);
+    case DataType::bfloat16: return to_float(static_cast<const bfloat16_t*>(buf)[i]);
+    case DataType::float32: return static_cast<const float*>(buf)[i];
+    case DataType::float64: return static_cast<const double*>(buf)[i];
+  }
+  return 0;
+}
+
+bool same_value(const void* a, const void* b, std::size_t i, DataType t) {
+  if (t == DataType::int64)  // beyond 2^53 a double cannot tell them apart
+    return static_cast<const std::int64_t*>(a)[i] == static_cast<const std::int64_t*>(b)[i];
+  return load(a, i, t) == load(b, i, t);
+}
+
+}  // namespace
+
+std::int64_t input_value(const DataSpec& s, int rank, std::size_t index) {
+  const std::uint64_t h = draw(s, rank, index);
+  const bool floating = is_floating(s.dtype);
+  switch (s.op) {
+    case ReduceOp::sum:
+    case ReduceOp::avg: {
+      if (!floating) return is_unsigned(s.dtype) ? in_range(h, 0, 200) : in_range(h, -100, 100);
+      const std::int64_t m = std::clamp<std::int64_t>(exact_limit(s.dtype) / s.nranks, 1, 100);
+      return in_range(h, -m, m);
+    }
+    case ReduceOp::prod: {
+      if (!floating) return is_unsigned(s.dtype) ? in_range(h, 1, 9) : in_range(h, -9, 9);
+      const std::int64_t sign = (h & 1) ? -1 : 1;
+      return index % static_cast<std::size_t>(s.nranks) == static_cast<std::size_t>(rank)
+                 ? 2 * sign : sign;
+    }
+    case ReduceOp::max:
+    case ReduceOp::min:
+      return is_unsigned(s.dtype) ? in_range(h, 0, 200) : in_range(h, -100, 100);
+  }
+  return 0;
+}
+
+void fill_input(void* buf, std::size_t count, const DataSpec& s, int rank, std::size_t first) {
+  for (std::size_t i = 0; i < count; ++i) store(buf, i, input_value(s, rank, first + i), s.dtype);
+}
+
+void fill_allreduce_expected(void* buf, std::size_t count, const DataSpec& s,
+                             std::size_t first) {
+  for (std::size_t i = 0; i < count; ++i) {
+    // Unsigned arithmetic: wraps like the integer reductions; exact for the float inputs.
+    std::uint64_t acc = static_cast<std::uint64_t>(input_value(s, 0, first + i));
+    for (int r = 1; r < s.nranks; ++r) {
+      const std::int64_t x = input_value(s, r, first + i);
+      const std::int64_t a = static_cast<std::int64_t>(acc);
+      switch (s.op) {
+        case ReduceOp::sum:
+        case ReduceOp::avg: acc += static_cast<std::uint64_t>(x); break;
+        case ReduceOp::prod: acc *= static_cast<std::uint64_t>(x); break;
+        case ReduceOp::max: acc = static_cast<std::uint64_t>(std::max(a, x)); break;
+        case ReduceOp::min: acc = static_cast<std::uint64_t>(std::min(a, x)); break;
+      }
+    }
+    store(buf, i, static_cast<std::int64_t>(acc), s.dtype);
+  }
+  if (s.op == ReduceOp::avg) host_reducer().divide(buf, count, s.dtype, s.nranks);
+}
+
+Mismatch compare(const void* got, const void* want, std::size_t count, DataType t) {
+  Mismatch m;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (same_value(got, want, i, t)) continue;
+    if (m.wrong++ == 0) {
+      m.first_index = static_cast<std::int64_t>(i);
+      m.got = load(got, i, t);
+      m.want = load(want, i, t);
+    }
+  }
+  return m;
+}
+
+}  // namespace collscope::verify
