@@ -349,7 +349,7 @@ std::unique_ptr<std::ofstream> open_json(const Runner& runner, const std::string
     ok = out->good() ? 1 : 0;
   }
   MPI_Bcast(&ok, 1, MPI_INT, 0, runner.ctrl());
-  if (!ok) throw RuntimeErrorOnAllRanks("cannot write the JSON file '" + path + ".tmp'");
+  if (!ok) throw RuntimeErrorOnAllRanks("cannot write the JSON file '" + path + "'");
   return out;
 }
 

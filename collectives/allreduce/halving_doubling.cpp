@@ -9,7 +9,8 @@
 //   doubling, d = 1 then d = 2: exchange what each holds, ranges doubling
 //   unfold: 1 -> 0, 3 -> 2 send the whole result back
 //
-// Per rank in the power of two: sent = (count - block v) elements in each half.
+// Per rank in the power of two: the halving sends all but block v, the doubling sends
+// back the ranges the halving kept; 2 (p-1)/p of the vector when blocks are even.
 // Limits: none (any N via the fold, any count; empty ranges are skipped).
 #include "collscope/allreduce.hpp"
 #include "collscope/patterns/block.hpp"

@@ -2,14 +2,12 @@
 //
 // Element i of rank r's input is a function of (seed, r, i) and of the dtype, op and
 // rank count, chosen so that the reduced result is exact whatever the order of the
-// reduction (the nccl-tests idea):
-//   integers: any values (sum and prod wrap modulo 2^bits, which is associative);
-//   floats, sum/avg: integers in [-m, m] with N*m within the dtype's exact-integer range
-//     (half 2048, bfloat16 256, float 2^24, double 2^53), so every partial sum is exact;
-//   floats, prod: +-1, and +-2 on the one rank r == i mod N: every partial product is
-//     +-1 or +-2;
+// reduction (the nccl-tests idea), and no partial result ever leaves the dtype's range:
+//   sum/avg: integers in [-m, m] ([0, m] unsigned) with N*m within the dtype's exact
+//     range (int8 127, uint8 255, half 2048, bfloat16 256, float 2^24, ...), m <= 100;
+//   prod: +-1, and +-2 on the one rank r == i mod N (unsigned: 1, and 2 or 3 there);
 //   max/min: integers in [-100, 100] (unsigned: [0, 200]).
-// Exactness for bfloat16 sums holds up to N = 256 ranks (m >= 1), for half up to 2048.
+// The guarantee holds while m >= 1: up to 127 ranks for int8 sums, 256 for bfloat16.
 #pragma once
 
 #include <cstddef>

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the benchmark binaries through mpirun: bad input (exit code 2,
+one line naming the problem, from every rank alike), JSON-lines records (every field,
+measured bytes equal to theory), the watchdog (exit code 3 naming rank and peer).
+
+usage: cli_test.py BIN_DIR GROUP   (GROUP: bad_input | jsonl | timeout | table)
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+BIN = sys.argv[1]
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+failures = []
+
+
+def run(binary, args, np=2, env=None, timeout=120):
+    cmd = ["mpirun", "-q", "--oversubscribe", "-np", str(np), os.path.join(BIN, binary)] + args
+    p = subprocess.run(cmd, capture_output=True, text=True, env=dict(ENV, **(env or {})),
+                       timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+BAD_INPUT = [  # (binary, args, message pattern)
+    ("allreduce_ring", ["--bogus"], r"--bogus"),
+    ("allreduce_ring", ["-d", "float128"], r"unknown dtype 'float128'"),
+    ("allreduce_ring", ["-o", "xor"], r"unknown op 'xor'"),
+    ("allreduce_ring", ["-b", "12Q"], r"bad size '12Q' for --min-bytes"),
+    ("allreduce_ring", ["-b", "-5"], r"-b|--min-bytes|-5"),
+    ("allreduce_ring", ["-e", "99999999999999999999999"], r"bad size"),
+    ("allreduce_ring", ["-b", "1M", "-e", "1K"], r"larger than --max-bytes"),
+    ("allreduce_ring", ["-n", "0"], r"--iters must be at least 1"),
+    ("allreduce_ring", ["-n", "-3"], r"--iters must be at least 1"),
+    ("allreduce_ring", ["-w", "-1"], r"--warmup must be at least 0"),
+    ("allreduce_ring", ["-f", "1", "-b", "1", "-e", "8"], r"--step-factor"),
+    ("allreduce_ring", ["-d", "int32", "-o", "avg"], r"op 'avg' is not defined for dtype 'int32'"),
+    ("allreduce_ring", ["-c", "2"], r"--check must be 0 or 1"),
+    ("allreduce_ring", ["--format", "xml"], r"--format must be table or jsonl"),
+    ("allreduce_ring", ["-t", "carrier-pigeon"], r"unknown transport"),
+    ("allreduce_ring", ["-t", "ucx"], r"UCX"),
+    ("allreduce_ring", ["-m", "device"], r"device|CUDA"),
+    ("allreduce_ring", ["-m", "gpu"], r"--memory must be host or device"),
+    ("allreduce_ring", ["--segment", "0"], r"--segment must be at least 1"),
+    # (N-1) x 1 MiB of scratch: nothing at 1 rank, so only at 3.
+    ("allreduce_direct", ["-b", "1M", "-e", "1M", "--max-scratch", "1K"],
+     r"allreduce/direct needs 2097152 B of scratch per rank at 3 ranks", (3,)),
+]
+
+
+def test_bad_input():
+    for binary, args, pattern, *nps in BAD_INPUT:
+        for np in (nps[0] if nps else (1, 3)):
+            code, out, err = run(binary, args, np=np)
+            lines = [l for l in err.splitlines() if l.strip()]
+            what = f"{binary} {' '.join(args)} (np {np})"
+            check(code == 2, f"{what}: exit code 2 (got {code})")
+            check(len(lines) == 1 and lines[0].startswith(binary + ": error: ")
+                  and re.search(pattern, lines[0]) is not None,
+                  f"{what}: one error line matching {pattern!r} (got {lines})")
+            check(out.strip() == "", f"{what}: nothing on stdout")
+    code, _, err = run("allreduce_ring", ["-b", "8", "-e", "8", "-J", "/nonexistent/dir/x.jsonl"])
+    check(code == 3 and "cannot write the JSON file '/nonexistent/dir/x.jsonl'" in err,
+          f"unwritable -J path: exit code 3 and one line (got {code}, {err!r})")
+    code, out, _ = run("allreduce_ring", ["--help"], np=1)
+    check(code == 0 and "--min-bytes" in out, "--help prints the options and exits 0")
+
+
+FIELDS = ["collective", "algorithm", "transport", "memory", "dtype", "op", "root", "nranks",
+          "count", "bytes", "iters", "time_us", "time_us_min", "time_us_max", "algbw_gbps",
+          "busbw_gbps", "sent_bytes", "recv_bytes", "theory_sent_bytes", "theory_recv_bytes",
+          "wrong"]
+
+
+def test_jsonl():
+    with tempfile.TemporaryDirectory() as d:
+        for algo in ("ring", "direct", "tree", "dbt", "halving_doubling", "mpi"):
+            path = os.path.join(d, algo + ".jsonl")
+            code, out, err = run("allreduce_" + algo, ["-b", "0", "-e", "4K", "-f", "8", "-d", "all",
+                                                       "-o", "all", "-n", "3", "-w", "1", "-J", path],
+                                 np=3)
+            check(code == 0, f"{algo}: exit 0 (got {code}: {err.strip()})")
+            check(not os.path.exists(path + ".tmp"), f"{algo}: no .tmp file left behind")
+            rows = [json.loads(l) for l in open(path)]
+            stdout_rows = [l for l in out.splitlines() if l.strip() and not l.startswith("#")]
+            # sizes 0, 1, 8, 64, 512, 4096 x (8 dtypes x 5 ops - 4 integer avg)
+            check(len(rows) == 6 * 36 == len(stdout_rows), f"{algo}: {len(rows)} rows == 216 == table rows")
+            for r in rows:
+                missing = [f for f in FIELDS if f not in r]
+                if missing:
+                    check(False, f"{algo}: fields missing {missing}")
+                    break
+                n = r["nranks"]
+                ok = (r["wrong"] == 0 and len(r["times_us"]) == 3 and r["iters"] == 3
+                      and r["bytes"] == r["count"] * {"int8": 1, "uint8": 1, "half": 2, "bfloat16": 2,
+                                                      "int32": 4, "float": 4, "int64": 8,
+                                                      "double": 8}[r["dtype"]])
+                if algo == "mpi":
+                    ok = ok and r["sent_bytes"] is None and r["theory_sent_bytes"] is None
+                else:
+                    ok = ok and r["volume"] == "ok" and len(r["sent_bytes"]) == n \
+                        and r["sent_bytes"] == r["theory_sent_bytes"] \
+                        and r["recv_bytes"] == r["theory_recv_bytes"] \
+                        and len(r["traffic_bytes"]) == n * n \
+                        and sum(r["traffic_bytes"]) == sum(r["sent_bytes"])
+                if not ok:
+                    check(False, f"{algo}: bad row {r}")
+                    break
+            else:
+                check(True, f"{algo}: every row exact, volume equal to theory, per-rank arrays")
+        code, out, _ = run("allreduce_ring", ["-b", "1K", "-e", "1K", "--format", "jsonl"], np=2)
+        check(code == 0 and json.loads(out.splitlines()[0])["busbw_gbps"] >= 0,
+              "--format jsonl prints JSON lines on stdout")
+
+
+def test_table():
+    code, out, _ = run("allreduce_ring", ["-b", "1K", "-e", "64K", "-f", "4", "--in-place"], np=4)
+    rows = [l.split() for l in out.splitlines() if l.strip() and not l.startswith("#")]
+    check(code == 0 and len(rows) == 4, f"table: 4 rows (exit {code})")
+    check(all(r[2] == "float" and r[3] == "sum" and r[10] == "0" and r[13] == "ok" and r[11] == r[12]
+              for r in rows), "table: dtype, op, #wrong 0, sent == theory, volume ok")
+    check("in-place" in out and "# Avg bus bandwidth" in out, "table: header and footer")
+
+
+def test_timeout():
+    code, _, err = run("allreduce_ring", ["-b", "1K", "-e", "1K", "--timeout", "1"], np=3,
+                       env={"COLLSCOPE_DEBUG_STALL": "1:30"}, timeout=60)
+    check(code == 3, f"stalled rank: exit code 3 (got {code})")
+    check(re.search(r"allreduce_ring: timeout: rank [02] stuck for more than 1\.0 s in "
+                    r"allreduce/ring, phase reduce-scatter step 0, waiting to receive from rank [01]",
+                    err) is not None, f"timeout message names rank, algorithm, step, peer: {err!r}")
+
+
+if __name__ == "__main__":
+    {"bad_input": test_bad_input, "jsonl": test_jsonl, "table": test_table,
+     "timeout": test_timeout}[sys.argv[2]]()
+    print(f"{'FAILED' if failures else 'PASSED'}: {len(failures)} failure(s)")
+    sys.exit(1 if failures else 0)
