@@ -2,6 +2,9 @@
 
 #include <cstdio>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 namespace collscope::bench {
 namespace {
@@ -23,6 +26,18 @@ nlohmann::json per_rank(const std::vector<RankVolume>& v, F field) {
   nlohmann::json a = nlohmann::json::array();
   for (const RankVolume& r : v) a.push_back(field(r));
   return a;
+}
+
+// Bytes each rank sent to ranks on its own node and on other nodes (from the traffic
+// matrix and MPI_COMM_TYPE_SHARED's node map), or null when the traffic is not seen.
+std::pair<nlohmann::json, nlohmann::json> intra_inter(const Measurement& m) {
+  if (m.traffic_bytes.empty()) return {nullptr, nullptr};
+  const std::size_t n = m.node_of_rank.size();
+  std::vector<std::uint64_t> intra(n, 0), inter(n, 0);
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t p = 0; p < n; ++p)
+      (m.node_of_rank[r] == m.node_of_rank[p] ? intra : inter)[r] += m.traffic_bytes[r * n + p];
+  return {intra, inter};
 }
 
 }  // namespace
@@ -104,6 +119,7 @@ nlohmann::json to_json(const Measurement& m) {
   j["theory_recv_msgs"] = per_rank(m.theory, [](const RankVolume& r) { return r.recv_msgs; });
   j["traffic_bytes"] = m.traffic_bytes.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.traffic_bytes);
   j["node_of_rank"] = m.node_of_rank;
+  std::tie(j["sent_intra_node_bytes"], j["sent_inter_node_bytes"]) = intra_inter(m);
   j["volume"] = volume_status(m);
   j["wrong"] = m.checked ? nlohmann::json(m.wrong) : nlohmann::json(nullptr);
   j["first_bad_rank"] = m.first_bad_rank;
