@@ -21,7 +21,7 @@
 #include "collscope/build_config.hpp"
 #include "collscope/counting_transport.hpp"
 #include "collscope/errors.hpp"
-#include "collscope/mpi_transport.hpp"
+#include "collscope/transport_factory.hpp"
 
 namespace collscope::bench {
 namespace {
@@ -79,7 +79,8 @@ class Runner {
   Runner(const Algorithm& algo, const CollectiveSpec& spec, Options opts, RunInfo info,
          MPI_Comm world)
       : algo_(algo), spec_(spec), opts_(std::move(opts)), info_(std::move(info)),
-        mpi_(world), counting_(mpi_), comm_(counting_, dup(world)) {
+        transport_(make_transport(opts_.transport, world)), counting_(*transport_),
+        comm_(counting_, dup(world)) {
     info_.options = &opts_;
     MPI_Comm_dup(world, &ctrl_);
     MPI_Comm_rank(ctrl_, &rank_);
@@ -118,7 +119,7 @@ class Runner {
   const CollectiveSpec& spec_;
   Options opts_;
   RunInfo info_;
-  MpiTransport mpi_;
+  std::unique_ptr<Transport> transport_;
   CountingTransport counting_;
   Comm comm_;
   MPI_Comm ctrl_ = MPI_COMM_NULL;  // the harness's own messages: barriers, gathers
@@ -262,6 +263,7 @@ Measurement Runner::measure(const Case& c, benchmark::State& state) {
   m.collective = info_.collective;
   m.algorithm = info_.algorithm;
   m.transport = info_.transport;
+  m.transport_env = info_.transport_env;
   m.memory = opts_.memory;
   m.dtype = c.dtype;
   m.op = c.op;
@@ -399,12 +401,6 @@ int run(Runner& runner, const std::vector<Case>& cases) {
 
 // Checks that need nothing but the command line and the build: identical on all ranks.
 void check_build_supports(const Options& o) {
-  if (o.transport == "ucx")
-    throw UsageError(COLLSCOPE_HAVE_UCX ? "the UCX transport is not implemented yet"
-                                        : "this build has no UCX transport");
-  if (o.transport == "nccl")
-    throw UsageError(COLLSCOPE_HAVE_NCCL ? "the NCCL transport is not implemented yet"
-                                         : "this build has no NCCL transport");
   if (o.memory == MemoryKind::device)
     throw UsageError(COLLSCOPE_HAVE_CUDA ? "device memory is not supported yet"
                                          : "this build has no CUDA: --memory device is unavailable");
@@ -433,7 +429,8 @@ int benchmark_main(std::string_view collective, std::string_view algorithm, int 
     }
     check_build_supports(opts);
     RunInfo info{program, std::string(collective), std::string(algorithm), opts.transport,
-                 command_line(argc, argv), nranks, nullptr};
+                 command_line(argc, argv), transport_environment(opts.transport), nranks,
+                 nullptr};
     Runner runner(*algo, *spec, opts, info, MPI_COMM_WORLD);
     const std::vector<Case> cases = runner.cases();
     runner.check_constraints(cases);

@@ -48,6 +48,11 @@ void print_table_header(std::ostream& os, const RunInfo& info) {
      << info.transport << "  memory " << memory_name(o.memory) << "  nranks " << info.nranks
      << "  " << (o.in_place ? "in-place" : "out-of-place") << "  iters " << o.iters
      << "  warmup " << o.warmup << "  check " << (o.check ? 1 : 0) << "\n";
+  if (info.transport == "ucx") {
+    os << "# UCX environment:";
+    for (const std::string& e : info.transport_env) os << " " << e;
+    os << (info.transport_env.empty() ? " (UCX defaults)\n" : "\n");
+  }
   os << "# time: median over iterations of the slowest rank; GB = 1e9 B; sent/theory: bytes "
         "the busiest rank sent in one call (measured / exact theory)\n#\n";
   char line[256];
@@ -94,6 +99,7 @@ nlohmann::json to_json(const Measurement& m) {
   j["collective"] = m.collective;
   j["algorithm"] = m.algorithm;
   j["transport"] = m.transport;
+  j["transport_env"] = m.transport_env;
   j["memory"] = memory_name(m.memory);
   j["dtype"] = dtype_name(m.dtype);
   j["op"] = op_name(m.op);

@@ -22,7 +22,11 @@ void Comm::begin_call(const char* collective, const char* algorithm, MemoryKind 
   step("start", 0);
 }
 
-void Comm::end_call() { step("done", 0); }
+void Comm::end_call() {
+  step("quiesce", 0);
+  transport_.quiesce();
+  step("done", 0);
+}
 
 Request Comm::isend(int peer, const void* buf, std::size_t bytes, std::uint32_t local_tag) {
   if (bytes == 0) return {};

@@ -21,6 +21,7 @@ class CountingTransport final : public Transport {
   Request irecv(int peer, void* buf, std::size_t bytes, MemoryKind mem, Tag tag) override;
   void wait(Request& req) override { inner_.wait(req); }
   void wait_all(std::span<Request> reqs) override { inner_.wait_all(reqs); }
+  void quiesce() override { inner_.quiesce(); }
 
   void reset();
   // Row p: what this rank sent to and received from peer p.

@@ -44,6 +44,11 @@ class Transport {
   virtual void wait_all(std::span<Request> reqs) {
     for (Request& r : reqs) wait(r);
   }
+  // Called at the end of every collective call, once all its requests are complete.
+  // A transport whose completed sends may still need this process's progress to be
+  // delivered (UCX: data queued while an endpoint wires up, or behind a full FIFO)
+  // pushes them out here, so a rank that goes quiet after a call strands nothing.
+  virtual void quiesce() {}
 };
 
 }  // namespace collscope

@@ -13,6 +13,7 @@ namespace collscope::bench {
 
 struct Measurement {
   std::string collective, algorithm, transport;
+  std::vector<std::string> transport_env;  // e.g. UCX_TLS=..., as set for this run
   MemoryKind memory = MemoryKind::host;
   DataType dtype = DataType::float32;
   ReduceOp op = ReduceOp::sum;

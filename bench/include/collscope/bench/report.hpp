@@ -5,6 +5,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "collscope/bench/measurement.hpp"
 #include "collscope/bench/options.hpp"
@@ -13,6 +14,7 @@ namespace collscope::bench {
 
 struct RunInfo {
   std::string program, collective, algorithm, transport, command_line;
+  std::vector<std::string> transport_env;
   int nranks = 1;
   const Options* options = nullptr;
 };
