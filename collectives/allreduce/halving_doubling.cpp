@@ -19,15 +19,10 @@
 namespace collscope {
 namespace {
 
+using patterns::at;
 using patterns::Block;
 enum : std::uint32_t { kTagFold = 10, kTagHalving = 11, kTagDoubling = 12, kTagUnfold = 13 };
 
-std::byte* at(void* base, Block b, std::size_t elem) {
-  return static_cast<std::byte*>(base) + b.offset * elem;
-}
-const std::byte* at(const void* base, Block b, std::size_t elem) {
-  return static_cast<const std::byte*>(base) + b.offset * elem;
-}
 
 // Reduce-scatter among the p virtual ranks. `src` holds this rank's input: sendbuf,
 // or recvbuf when the fold already reduced into it.

@@ -18,17 +18,12 @@
 namespace collscope {
 namespace {
 
+using patterns::at;
 using patterns::Block;
 using patterns::block_of;
 
 enum : std::uint32_t { kTagReduceScatter = 1, kTagAllgather = 2 };
 
-std::byte* at(void* base, Block b, std::size_t elem) {
-  return static_cast<std::byte*>(base) + b.offset * elem;
-}
-const std::byte* at(const void* base, Block b, std::size_t elem) {
-  return static_cast<const std::byte*>(base) + b.offset * elem;
-}
 
 void reduce_scatter(Comm& comm, const CollArgs& a) {
   const int n = comm.size(), r = comm.rank();

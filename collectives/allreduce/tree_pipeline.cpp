@@ -8,14 +8,9 @@
 namespace collscope::detail {
 namespace {
 
+using patterns::at;
 using patterns::Block;
 
-std::byte* at(void* base, std::size_t elem_offset, std::size_t elem) {
-  return static_cast<std::byte*>(base) + elem_offset * elem;
-}
-const std::byte* at(const void* base, std::size_t elem_offset, std::size_t elem) {
-  return static_cast<const std::byte*>(base) + elem_offset * elem;
-}
 
 Block segment(const TreeJob& job, std::size_t c, std::size_t seg_elems) {
   const std::size_t first = c * seg_elems;
@@ -58,8 +53,8 @@ void reduce_segment(Comm& comm, const CollArgs& a, const TreeJob& job, std::size
                     std::size_t c, std::size_t seg_elems, Inbox& inbox, ReduceState& st) {
   const std::size_t elem = a.elem_size();
   const Block seg = segment(job, c, seg_elems);
-  const std::byte* mine = at(a.sendbuf, seg.offset, elem);
-  std::byte* acc = at(a.recvbuf, seg.offset, elem);
+  const std::byte* mine = at(a.sendbuf, seg, elem);
+  std::byte* acc = at(a.recvbuf, seg, elem);
   post_child_recvs(comm, a, job, j, c + 1, seg_elems, inbox, st);  // in the other buffer
   const std::byte* partial = mine;
   for (int i = 0; i < 2; ++i) {
@@ -107,7 +102,7 @@ void broadcast_phase(Comm& comm, const CollArgs& a, std::span<const TreeJob> job
     if (job.node.parent < 0) continue;
     for (std::size_t c = 0; c < nseg; ++c) {
       const Block seg = segment(job, c, seg_elems);
-      from_parent[j].push_back(comm.irecv(job.node.parent, at(a.recvbuf, seg.offset, elem),
+      from_parent[j].push_back(comm.irecv(job.node.parent, at(a.recvbuf, seg, elem),
                                           seg.count * elem, job.tag + 1));
     }
   }
@@ -121,7 +116,7 @@ void broadcast_phase(Comm& comm, const CollArgs& a, std::span<const TreeJob> job
       const Block seg = segment(job, c, seg_elems);
       for (int child : job.node.children)
         if (child >= 0)
-          sends.push_back(comm.isend(child, at(a.recvbuf, seg.offset, elem),
+          sends.push_back(comm.isend(child, at(a.recvbuf, seg, elem),
                                      seg.count * elem, job.tag + 1));
     }
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace collscope::patterns {
 
@@ -24,6 +25,14 @@ inline Block block_range(std::size_t count, int nblocks, int first, int len) {
   const Block a = block_of(count, nblocks, first);
   const Block b = block_of(count, nblocks, first + len - 1);
   return {a.offset, b.offset + b.count - a.offset};
+}
+
+// Address of a block's first element in a buffer of `elem`-byte elements.
+inline std::byte* at(void* base, Block b, std::size_t elem) {
+  return static_cast<std::byte*>(base) + b.offset * elem;
+}
+inline const std::byte* at(const void* base, Block b, std::size_t elem) {
+  return static_cast<const std::byte*>(base) + b.offset * elem;
 }
 
 // Non-negative remainder: mod(-1, n) == n - 1.
