@@ -23,3 +23,11 @@ function(add_mpi_test)
   set_tests_properties(${T_NAME} PROPERTIES ENVIRONMENT "${COLLSCOPE_MPI_TEST_ENV}"
                        TIMEOUT ${T_TIMEOUT} PROCESSORS 1 LABELS "mpi;${T_LABELS}")
 endfunction()
+
+# collscope_add_benchmarks(collective algorithm...): one benchmark binary per algorithm,
+# build/bin/<collective>_<algorithm>, generated in bench/ from one template.
+function(collscope_add_benchmarks collective)
+  foreach(algorithm IN LISTS ARGN)
+    set_property(GLOBAL APPEND PROPERTY COLLSCOPE_BENCHMARKS "${collective}:${algorithm}")
+  endforeach()
+endfunction()

@@ -38,6 +38,14 @@ Request Comm::irecv(int peer, void* buf, std::size_t bytes, std::uint32_t local_
   return transport_.irecv(peer, buf, bytes, mem_, Tag{seq_, local_tag});
 }
 
+Request Comm::signal(int peer, std::uint32_t local_tag) {
+  return transport_.isend(peer, nullptr, 0, mem_, Tag{seq_, local_tag});
+}
+
+Request Comm::expect_signal(int peer, std::uint32_t local_tag) {
+  return transport_.irecv(peer, nullptr, 0, mem_, Tag{seq_, local_tag});
+}
+
 void* Comm::scratch(int slot, std::size_t bytes) {
   if (mem_ != MemoryKind::host)
     throw UsageError("device scratch memory needs the CUDA back-end");

@@ -1,27 +1,26 @@
 #include <chrono>
+#include <vector>
 
 #include "collscope/algorithm.hpp"
-#include "collscope/allreduce.hpp"
+#include "collscope/collective.hpp"
+#include "families.hpp"
 
 namespace collscope {
 namespace {
 
-const Algorithm kAlgorithms[] = {
-    {"allreduce", "ring", allreduce_ring, allreduce_ring_theory, nullptr, false,
-     "ring reduce-scatter then ring allgather"},
-    {"allreduce", "direct", allreduce_direct, allreduce_direct_theory,
-     allreduce_direct_constraint, false,
-     "every rank sends its whole vector to every other rank and reduces locally"},
-    {"allreduce", "tree", allreduce_tree, allreduce_tree_theory, nullptr, false,
-     "binary tree reduce to rank 0 then broadcast, pipelined in segments"},
-    {"allreduce", "dbt", allreduce_dbt, allreduce_dbt_theory, nullptr, false,
-     "double binary tree (NCCL), half of the vector on each tree"},
-    {"allreduce", "halving_doubling", allreduce_halving_doubling,
-     allreduce_halving_doubling_theory, nullptr, false,
-     "Rabenseifner: recursive halving reduce-scatter, recursive doubling allgather"},
-    {"allreduce", "mpi", allreduce_mpi, nullptr, allreduce_mpi_constraint, true,
-     "MPI_Allreduce (vendor)"},
-};
+// Every collective's table, joined once.
+const std::vector<Algorithm>& table() {
+  static const std::vector<Algorithm> all = [] {
+    std::vector<Algorithm> v;
+    for (auto family : {allreduce_algorithms, reduce_scatter_algorithms, allgather_algorithms,
+                        broadcast_algorithms, reduce_algorithms, gather_algorithms,
+                        scatter_algorithms, alltoall_algorithms, alltoallv_algorithms,
+                        barrier_algorithms})
+      for (const Algorithm& a : family()) v.push_back(a);
+    return v;
+  }();
+  return all;
+}
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -31,10 +30,10 @@ std::int64_t now_ns() {
 
 }  // namespace
 
-std::span<const Algorithm> all_algorithms() { return kAlgorithms; }
+std::span<const Algorithm> all_algorithms() { return table(); }
 
 const Algorithm* find_algorithm(std::string_view collective, std::string_view name) {
-  for (const Algorithm& a : kAlgorithms)
+  for (const Algorithm& a : table())
     if (a.collective == collective && a.name == name) return &a;
   return nullptr;
 }
@@ -46,7 +45,10 @@ void run_collective(Comm& comm, const Algorithm& algo, const CollArgs& args) {
     CollArgs as_sum = args;
     as_sum.op = ReduceOp::sum;
     algo.run(comm, as_sum);
-    comm.reducer().divide(args.recvbuf, args.count, args.dtype, comm.size());
+    // The reduced elements this rank holds: the whole vector, its block, or none.
+    const std::size_t held =
+        find_collective(algo.collective)->recv_count(args, comm.rank(), comm.size());
+    comm.reducer().divide(args.recvbuf, held, args.dtype, comm.size());
   } else {
     algo.run(comm, args);
   }

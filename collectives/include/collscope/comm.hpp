@@ -29,7 +29,11 @@ struct CollArgs {
   MemoryKind mem = MemoryKind::host;
   std::size_t segment_bytes = kDefaultSegmentBytes;  // chunk of pipelined algorithms
   std::size_t scratch_limit = kDefaultScratchLimit;  // per rank, checked before a run
+  // all-to-all-v only: the N x N split matrix in elements, row = sender (collective.hpp).
+  std::span<const std::uint64_t> splits;
 
+  // sendbuf == recvbuf. Collectives whose in-place buffer sits inside the other one
+  // (allgather, reduce_scatter, gather, scatter) compare the addresses themselves.
   bool in_place() const { return sendbuf == recvbuf; }
   std::size_t elem_size() const { return dtype_size(dtype); }
   std::size_t bytes() const { return count * elem_size(); }
@@ -57,6 +61,10 @@ class Comm {
   // sides know its size, so both skip it (the theory counts messages the same way).
   Request isend(int peer, const void* buf, std::size_t bytes, std::uint32_t local_tag);
   Request irecv(int peer, void* buf, std::size_t bytes, std::uint32_t local_tag);
+  // Signal/wait: a zero-byte notification, the one message that is sent empty (barriers,
+  // pipeline hand-offs). The theory counts it as a message of 0 bytes (RankVolume::signal).
+  Request signal(int peer, std::uint32_t local_tag);
+  Request expect_signal(int peer, std::uint32_t local_tag);
   void wait(Request& req) { transport_.wait(req); }
   void wait_all(std::span<Request> reqs) { transport_.wait_all(reqs); }
 
