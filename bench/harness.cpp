@@ -13,32 +13,22 @@
 #include <thread>
 
 #include "collscope/algorithm.hpp"
-#include "collscope/bench/collective_spec.hpp"
 #include "collscope/bench/measurement.hpp"
 #include "collscope/bench/options.hpp"
 #include "collscope/bench/report.hpp"
 #include "collscope/bench/watchdog.hpp"
 #include "collscope/build_config.hpp"
+#include "collscope/collective.hpp"
 #include "collscope/counting_transport.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/transport_factory.hpp"
+#include "collscope/verify/collective_data.hpp"
+#include "collscope/verify/splits.hpp"
 
 namespace collscope::bench {
 namespace {
 
 // ---- small helpers -------------------------------------------------------------------
-
-struct FreeDeleter {
-  void operator()(std::byte* p) const { std::free(p); }
-};
-using HostBuffer = std::unique_ptr<std::byte[], FreeDeleter>;
-
-HostBuffer alloc_host(std::size_t bytes) {
-  const std::size_t rounded = (bytes + 63) / 64 * 64 + 64;  // never zero
-  auto* p = static_cast<std::byte*>(std::aligned_alloc(64, rounded));
-  if (!p) throw RuntimeError("out of host memory allocating " + std::to_string(bytes) + " B");
-  return HostBuffer(p);
-}
 
 std::string command_line(int argc, char** argv) {
   std::string s;
@@ -69,16 +59,17 @@ std::vector<int> node_map(MPI_Comm comm) {
 // ---- the run -------------------------------------------------------------------------
 
 struct Case {
-  std::size_t bytes;
+  std::size_t bytes;  // the -b/-e size this case comes from
   DataType dtype;
   ReduceOp op;
+  std::shared_ptr<const std::vector<std::uint64_t>> splits;  // all-to-all-v only
 };
 
 class Runner {
  public:
-  Runner(const Algorithm& algo, const CollectiveSpec& spec, Options opts, RunInfo info,
+  Runner(const Algorithm& algo, const CollectiveInfo& info_c, Options opts, RunInfo info,
          MPI_Comm world)
-      : algo_(algo), spec_(spec), opts_(std::move(opts)), info_(std::move(info)),
+      : algo_(algo), coll_(info_c), opts_(std::move(opts)), info_(std::move(info)),
         transport_(make_transport(opts_.transport, world)), counting_(*transport_),
         comm_(counting_, dup(world)) {
     info_.options = &opts_;
@@ -94,6 +85,7 @@ class Runner {
   }
 
   std::vector<Case> cases() const;
+  void load_split_file();
   void check_constraints(const std::vector<Case>& cases) const;
   Measurement measure(const Case& c, benchmark::State& state);
 
@@ -108,15 +100,17 @@ class Runner {
     MPI_Comm_dup(c, &d);
     return d;
   }
-  CollArgs make_args(const Case& c, void* send, void* recv, std::size_t count) const;
+  CollArgs make_args(const Case& c) const;
   double timed_call(const CollArgs& a);
   void barrier();
   void collect_volume(Measurement& m, const CollArgs& a);
   void collect_check(Measurement& m, const Case& c, const CollArgs& a);
+  std::vector<Case> alltoallv_cases() const;
   void maybe_stall() const;
 
   const Algorithm& algo_;
-  const CollectiveSpec& spec_;
+  const CollectiveInfo& coll_;
+  std::vector<std::uint64_t> file_splits_;  // --split-file, read once
   Options opts_;
   RunInfo info_;
   std::unique_ptr<Transport> transport_;
@@ -128,40 +122,83 @@ class Runner {
 };
 
 std::vector<Case> Runner::cases() const {
+  if (!coll_.has_data) return {{0, DataType::float32, ReduceOp::sum, nullptr}};  // barrier
+  if (coll_.name == "alltoallv") return alltoallv_cases();
   std::vector<Case> out;
-  const std::vector<ReduceOp> ops = spec_.reduces ? opts_.ops : std::vector<ReduceOp>{ReduceOp::sum};
+  const std::vector<ReduceOp> ops = coll_.reduces ? opts_.ops : std::vector<ReduceOp>{ReduceOp::sum};
   for (std::size_t bytes : sweep_sizes(opts_))
     for (DataType t : opts_.dtypes)
       for (ReduceOp op : ops)
-        if (!spec_.reduces || op_valid_for(op, t)) out.push_back({bytes, t, op});
+        if (!coll_.reduces || op_valid_for(op, t)) out.push_back({bytes, t, op, nullptr});
   return out;
 }
 
-CollArgs Runner::make_args(const Case& c, void* send, void* recv, std::size_t count) const {
+// Rank 0 reads the --split-file and sends the matrix (or why it could not) to all, so a
+// bad file is one usage error on every rank.
+void Runner::load_split_file() {
+  if (opts_.split_file.empty()) return;
+  std::string error;
+  const std::size_t nn = static_cast<std::size_t>(nranks_) * static_cast<std::size_t>(nranks_);
+  file_splits_.assign(nn, 0);
+  if (rank_ == 0) {
+    try {
+      file_splits_ = verify::read_splits_file(opts_.split_file, nranks_);
+    } catch (const UsageError& e) {
+      error = e.what();
+    }
+  }
+  int len = static_cast<int>(error.size());
+  MPI_Bcast(&len, 1, MPI_INT, 0, ctrl_);
+  error.resize(static_cast<std::size_t>(len));
+  MPI_Bcast(error.data(), len, MPI_CHAR, 0, ctrl_);
+  if (!error.empty()) throw UsageError(error);
+  MPI_Bcast(file_splits_.data(), static_cast<int>(nn), MPI_UINT64_T, 0, ctrl_);
+}
+
+// all-to-all-v: per size, every rank sends about `size` bytes split by the pattern; a
+// split file fixes the matrix, and so the sizes.
+std::vector<Case> Runner::alltoallv_cases() const {
+  std::vector<Case> out;
+  const auto pattern = *verify::parse_split_pattern(opts_.split);
+  for (DataType t : opts_.dtypes) {
+    const std::size_t elem = dtype_size(t);
+    if (!opts_.split_file.empty()) {
+      auto m = std::make_shared<const std::vector<std::uint64_t>>(file_splits_);
+      out.push_back({0, t, ReduceOp::sum, m});
+      continue;
+    }
+    for (std::size_t bytes : sweep_sizes(opts_))
+      out.push_back({bytes, t, ReduceOp::sum,
+                     std::make_shared<const std::vector<std::uint64_t>>(
+                         verify::make_splits(pattern, bytes / elem, nranks_, opts_.seed))});
+  }
+  return out;
+}
+
+CollArgs Runner::make_args(const Case& c) const {
   CollArgs a;
-  a.sendbuf = opts_.in_place ? recv : send;
-  a.recvbuf = recv;
-  a.count = count;
+  a.count = coll_.count_for_bytes(c.bytes, dtype_size(c.dtype), nranks_);
   a.dtype = c.dtype;
   a.op = c.op;
   a.root = opts_.root;
   a.mem = opts_.memory;
   a.segment_bytes = opts_.segment_bytes;
   a.scratch_limit = opts_.scratch_limit;
+  if (c.splits) a.splits = *c.splits;
   return a;
 }
 
 // Every constraint is checked for every case before anything runs, identically on
 // every rank, so bad input never starts a half-finished sweep.
 void Runner::check_constraints(const std::vector<Case>& cases) const {
-  if (spec_.rooted && opts_.root >= nranks_)
+  if (coll_.rooted && opts_.root >= nranks_)
     throw UsageError("--root " + std::to_string(opts_.root) + " is out of range for " +
                      std::to_string(nranks_) + " ranks");
+  if (opts_.in_place && coll_.in_place == InPlace::none)
+    throw UsageError(std::string(coll_.name) + " has no in-place form: drop --in-place");
   if (!algo_.constraint) return;
-  for (const Case& c : cases) {
-    const CollArgs a = make_args(c, nullptr, nullptr, c.bytes / dtype_size(c.dtype));
-    if (auto why = algo_.constraint(nranks_, a)) throw UsageError(*why);
-  }
+  for (const Case& c : cases)
+    if (auto why = algo_.constraint(nranks_, make_args(c))) throw UsageError(*why);
 }
 
 void Runner::barrier() {
@@ -237,11 +274,11 @@ void Runner::collect_volume(Measurement& m, const CollArgs& a) {
 }
 
 void Runner::collect_check(Measurement& m, const Case& c, const CollArgs& a) {
-  const verify::DataSpec ds{opts_.seed, c.dtype, c.op, nranks_};
-  const std::size_t rcount = spec_.recv_count(a.count, nranks_);
-  HostBuffer want = alloc_host(rcount * dtype_size(c.dtype));
-  spec_.fill_expected(want.get(), rcount, ds, rank_, opts_.root);
-  const verify::Mismatch mm = verify::compare(a.recvbuf, want.get(), rcount, c.dtype);
+  const verify::DataSpec ds = verify::data_spec_for(coll_, opts_.seed, c.dtype, c.op, nranks_);
+  const std::size_t rcount = coll_.recv_count(a, rank_, nranks_);
+  std::vector<std::byte> want(rcount * dtype_size(c.dtype));
+  verify::fill_collective_expected(coll_, want.data(), a, ds, rank_);
+  const verify::Mismatch mm = verify::compare(a.recvbuf, want.data(), rcount, c.dtype);
   const std::int64_t mine[2] = {static_cast<std::int64_t>(mm.wrong), mm.first_index};
   std::vector<std::int64_t> all(rank_ == 0 ? 2 * static_cast<std::size_t>(nranks_) : 0);
   {
@@ -259,6 +296,11 @@ void Runner::collect_check(Measurement& m, const Case& c, const CollArgs& a) {
 }
 
 Measurement Runner::measure(const Case& c, benchmark::State& state) {
+  CollArgs a = make_args(c);
+  verify::CallBuffers buffers(coll_, a, opts_.in_place, rank_, nranks_);
+  verify::fill_collective_input(coll_, a,
+                                verify::data_spec_for(coll_, opts_.seed, c.dtype, c.op, nranks_),
+                                rank_);
   Measurement m;
   m.collective = info_.collective;
   m.algorithm = info_.algorithm;
@@ -267,22 +309,18 @@ Measurement Runner::measure(const Case& c, benchmark::State& state) {
   m.memory = opts_.memory;
   m.dtype = c.dtype;
   m.op = c.op;
-  m.root = spec_.rooted ? opts_.root : -1;
+  m.root = coll_.rooted ? opts_.root : -1;
   m.nranks = nranks_;
-  m.count = c.bytes / dtype_size(c.dtype);
-  m.bytes = m.count * dtype_size(c.dtype);
+  m.count = a.count;
+  m.bytes = coll_.reported_bytes(a, nranks_);
   m.in_place = opts_.in_place;
   m.iters = opts_.iters;
   m.warmup = opts_.warmup;
   m.node_of_rank = nodes_;
-
-  const std::size_t elem = dtype_size(c.dtype);
-  const std::size_t scount = spec_.send_count(m.count, nranks_);
-  HostBuffer send = alloc_host(scount * elem);
-  HostBuffer recv = alloc_host(spec_.recv_count(m.count, nranks_) * elem);
-  const CollArgs a = make_args(c, send.get(), recv.get(), m.count);
-  spec_.fill_input(const_cast<void*>(a.sendbuf), scount, {opts_.seed, c.dtype, c.op, nranks_},
-                   rank_);
+  if (c.splits) {
+    m.split = opts_.split_file.empty() ? opts_.split : "file:" + opts_.split_file;
+    m.splits = *c.splits;
+  }
 
   // The probe call: its traffic is the measured volume, its result is checked.
   counting_.reset();
@@ -406,6 +444,13 @@ void check_build_supports(const Options& o) {
                                          : "this build has no CUDA: --memory device is unavailable");
 }
 
+// Flags that belong to one collective only.
+void check_collective_options(const CollectiveInfo& c, const Options& o) {
+  const bool split_given = o.split != "uniform" || !o.split_file.empty();
+  if (split_given && c.name != "alltoallv")
+    throw UsageError("--split and --split-file apply to alltoallv only");
+}
+
 }  // namespace
 
 int benchmark_main(std::string_view collective, std::string_view algorithm, int argc,
@@ -419,8 +464,8 @@ int benchmark_main(std::string_view collective, std::string_view algorithm, int 
   int code = kExitOk;
   try {
     const Algorithm* algo = find_algorithm(collective, algorithm);
-    const CollectiveSpec* spec = find_collective_spec(collective);
-    if (!algo || !spec) throw UsageError("no algorithm " + program + " in this build");
+    const CollectiveInfo* coll = find_collective(collective);
+    if (!algo || !coll) throw UsageError("no algorithm " + program + " in this build");
     Options opts = parse_options(argc, argv, program);
     if (opts.show_help) {
       if (rank == 0) std::cout << opts.help_text;
@@ -428,10 +473,12 @@ int benchmark_main(std::string_view collective, std::string_view algorithm, int 
       return kExitOk;
     }
     check_build_supports(opts);
+    check_collective_options(*coll, opts);
     RunInfo info{program, std::string(collective), std::string(algorithm), opts.transport,
                  command_line(argc, argv), transport_environment(opts.transport), nranks,
                  nullptr};
-    Runner runner(*algo, *spec, opts, info, MPI_COMM_WORLD);
+    Runner runner(*algo, *coll, opts, info, MPI_COMM_WORLD);
+    runner.load_split_file();
     const std::vector<Case> cases = runner.cases();
     runner.check_constraints(cases);
     Watchdog watchdog(opts.timeout_s, rank, program);

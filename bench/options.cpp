@@ -53,6 +53,8 @@ void validate(const Options& o) {
     throw UsageError("--format must be table or jsonl, got '" + o.format + "'");
   if (o.transport != "mpi" && o.transport != "ucx" && o.transport != "nccl")
     throw UsageError("unknown transport '" + o.transport + "' (expected mpi, ucx or nccl)");
+  if (o.split != "uniform" && o.split != "random" && o.split != "skewed")
+    throw UsageError("--split must be uniform, random or skewed, got '" + o.split + "'");
   if (!(o.timeout_s >= 0)) throw UsageError("--timeout must be >= 0 seconds");
   if (o.segment_bytes == 0) throw UsageError("--segment must be at least 1 byte");
   if (!o.all_ops)
@@ -125,7 +127,10 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   app.add_flag("--in-place", o.in_place, "run in place (send buffer = receive buffer)");
   app.add_option("--segment", seg, "segment size of pipelined algorithms (tree, dbt)");
   app.add_option("--max-scratch", scratch, "scratch memory an algorithm may use per rank");
-  app.add_option("--seed", o.seed, "seed of the generated data");
+  app.add_option("--seed", o.seed, "seed of the generated data (and of split matrices)");
+  app.add_option("--split", o.split, "all-to-all-v split pattern: uniform random skewed");
+  app.add_option("--split-file", o.split_file,
+                 "all-to-all-v: N x N split matrix in elements (one row per sender)");
   app.set_help_flag("-h,--help", "print this help and exit");
   try {
     app.parse(argc, argv);

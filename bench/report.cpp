@@ -108,6 +108,10 @@ nlohmann::json to_json(const Measurement& m) {
   j["count"] = m.count;
   j["bytes"] = m.bytes;
   j["in_place"] = m.in_place;
+  if (!m.split.empty()) {
+    j["split"] = m.split;
+    j["splits"] = m.splits;
+  }
   j["iters"] = m.iters;
   j["warmup"] = m.warmup;
   j["time_us"] = m.time_us;

@@ -41,7 +41,9 @@ std::int64_t exact_limit(DataType t) {
 bool is_unsigned(DataType t) { return t == DataType::uint8; }
 
 std::int64_t in_range(std::uint64_t h, std::int64_t lo, std::int64_t hi) {
-  return lo + static_cast<std::int64_t>(h % static_cast<std::uint64_t>(hi - lo + 1));
+  // In unsigned arithmetic: hi - lo + 1 can exceed INT64_MAX (int64's +-2^62 range).
+  const std::uint64_t span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo) + 1;
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + h % span);
 }
 
 template <class T>
@@ -92,6 +94,10 @@ bool same_value(const void* a, const void* b, std::size_t i, DataType t) {
 std::int64_t input_value(const DataSpec& s, int rank, std::size_t index) {
   const std::uint64_t h = draw(s, rank, index);
   const bool special = index % static_cast<std::size_t>(s.nranks) == static_cast<std::size_t>(rank);
+  if (s.movement) {
+    const std::int64_t lim = exact_limit(s.dtype);
+    return is_unsigned(s.dtype) ? in_range(h, 0, lim) : in_range(h, -lim, lim);
+  }
   switch (s.op) {
     case ReduceOp::sum:
     case ReduceOp::avg: {

@@ -21,6 +21,8 @@ struct Measurement {
   int nranks = 1;
   std::size_t count = 0, bytes = 0;
   bool in_place = false;
+  std::string split;                  // all-to-all-v: the split pattern or file
+  std::vector<std::uint64_t> splits;  // all-to-all-v: N x N elements, row = sender
   int iters = 0, warmup = 0;
 
   std::vector<double> times_us;  // per iteration: the slowest rank's time

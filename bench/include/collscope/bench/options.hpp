@@ -32,6 +32,8 @@ struct Options {
   std::size_t segment_bytes = std::size_t{1} << 20;
   std::size_t scratch_limit = std::size_t{8} << 30;
   std::uint64_t seed = 1;
+  std::string split = "uniform";  // all-to-all-v split pattern (verify/splits.hpp)
+  std::string split_file;         // all-to-all-v split matrix from a file (overrides -b/-e)
   bool show_help = false;
   std::string help_text;
 };

@@ -8,6 +8,8 @@
 //   prod: +-1, and +-2 on the one rank r == i mod N (unsigned: 1, and 2 or 3 there);
 //   max/min: integers in [-100, 100] (unsigned: [0, 200]).
 // The guarantee holds while m >= 1: up to 127 ranks for int8 sums, 256 for bfloat16.
+// Data that is only moved (movement = true: gathers, scatters, all-to-all) spreads over
+// the dtype's whole exact range instead, so a misplaced element almost never matches.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +24,7 @@ struct DataSpec {
   DataType dtype = DataType::float32;
   ReduceOp op = ReduceOp::sum;
   int nranks = 1;
+  bool movement = false;
 };
 
 // The exact integer value of element `index` of `rank`'s input.

@@ -1,0 +1,118 @@
+#include "collscope/verify/collective_data.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "collscope/errors.hpp"
+
+namespace collscope::verify {
+namespace {
+
+using patterns::Block;
+using patterns::block_of;
+
+std::byte* bytes_at(void* base, std::size_t elements, DataType t) {
+  return static_cast<std::byte*>(base) + elements * dtype_size(t);
+}
+
+// Rank `owner`'s own block of the full vector, at its place in `buf`.
+void fill_block(void* buf, const CollArgs& a, const DataSpec& s, int owner) {
+  const Block b = block_of(a.count, s.nranks, owner);
+  fill_input(bytes_at(buf, b.offset, a.dtype), b.count, s, owner, b.offset);
+}
+
+void fill_every_block(void* buf, const CollArgs& a, const DataSpec& s) {
+  for (int owner = 0; owner < s.nranks; ++owner) fill_block(buf, a, s, owner);
+}
+
+// all-to-all: block j of rank r's input is elements [j*count, (j+1)*count) of r's vector.
+void fill_alltoall_expected(void* want, const CollArgs& a, const DataSpec& s, int rank) {
+  const std::size_t r = static_cast<std::size_t>(rank);
+  for (int from = 0; from < s.nranks; ++from)
+    fill_input(bytes_at(want, static_cast<std::size_t>(from) * a.count, a.dtype), a.count, s,
+               from, r * a.count);
+}
+
+void fill_alltoallv_expected(void* want, const CollArgs& a, const DataSpec& s, int rank) {
+  for (int from = 0; from < s.nranks; ++from)
+    fill_input(bytes_at(want, split_recv_offset(a, from, rank, s.nranks), a.dtype),
+               split_at(a, from, rank, s.nranks), s, from,
+               split_send_offset(a, from, rank, s.nranks));
+}
+
+}  // namespace
+
+DataSpec data_spec_for(const CollectiveInfo& c, std::uint64_t seed, DataType t, ReduceOp op,
+                       int nranks) {
+  return {seed, t, c.reduces ? op : ReduceOp::sum, nranks, !c.reduces};
+}
+
+void fill_collective_input(const CollectiveInfo& c, const CollArgs& a, const DataSpec& s,
+                           int rank) {
+  void* send = const_cast<void*>(a.sendbuf);
+  const std::string_view name = c.name;
+  if (name == "allgather" || name == "gather") fill_block(send, a, s, rank);
+  else fill_input(send, c.send_count(a, rank, s.nranks), s, rank);
+}
+
+void fill_collective_expected(const CollectiveInfo& c, void* want, const CollArgs& a,
+                              const DataSpec& s, int rank) {
+  const std::string_view name = c.name;
+  const std::size_t n = c.recv_count(a, rank, s.nranks);
+  if (n == 0) return;
+  if (name == "allreduce" || name == "reduce") {
+    fill_allreduce_expected(want, n, s);
+  } else if (name == "reduce_scatter") {
+    fill_allreduce_expected(want, n, s, block_of(a.count, s.nranks, rank).offset);
+  } else if (name == "allgather" || name == "gather") {
+    fill_every_block(want, a, s);
+  } else if (name == "broadcast") {
+    fill_input(want, n, s, a.root);
+  } else if (name == "scatter") {
+    fill_input(want, n, s, a.root, block_of(a.count, s.nranks, rank).offset);
+  } else if (name == "alltoall") {
+    fill_alltoall_expected(want, a, s, rank);
+  } else if (name == "alltoallv") {
+    fill_alltoallv_expected(want, a, s, rank);
+  }
+}
+
+void CallBuffers::Free::operator()(std::byte* p) const { std::free(p); }
+
+CallBuffers::Buffer CallBuffers::alloc(std::size_t bytes) {
+  const std::size_t rounded = (bytes + 63) / 64 * 64 + 64;  // never zero
+  auto* p = static_cast<std::byte*>(std::aligned_alloc(64, rounded));
+  if (!p) throw RuntimeError("out of host memory allocating " + std::to_string(bytes) + " B");
+  return Buffer(p);
+}
+
+CallBuffers::CallBuffers(const CollectiveInfo& c, CollArgs& a, bool in_place, int rank,
+                         int nranks)
+    : send_count_(c.send_count(a, rank, nranks)), recv_count_(c.recv_count(a, rank, nranks)) {
+  const std::size_t elem = a.elem_size();
+  if (in_place && c.in_place == InPlace::none)
+    throw UsageError(std::string(c.name) + " has no in-place form");
+  const bool here = in_place && (!c.in_place_root_only || rank == a.root);
+  const std::size_t off = in_place_offset(c, a, rank, nranks);
+  if (here && c.in_place == InPlace::same) {
+    recv_ = alloc(std::max(send_count_, recv_count_) * elem);
+    a.recvbuf = recv_.get();
+    a.sendbuf = recv_.get();
+  } else if (here && c.in_place == InPlace::send_in_recv) {
+    recv_ = alloc(recv_count_ * elem);
+    a.recvbuf = recv_.get();
+    a.sendbuf = recv_.get() + off * elem;
+  } else if (here && c.in_place == InPlace::recv_in_send) {
+    send_ = alloc(send_count_ * elem);
+    a.sendbuf = send_.get();
+    a.recvbuf = send_.get() + off * elem;
+  } else {
+    send_ = alloc(send_count_ * elem);
+    recv_ = alloc(recv_count_ * elem);
+    a.sendbuf = send_.get();
+    a.recvbuf = recv_.get();
+  }
+}
+
+}  // namespace collscope::verify
