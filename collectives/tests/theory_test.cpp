@@ -38,8 +38,9 @@ TEST(Theory, EveryByteSentIsReceived) {
                                    " n=" + std::to_string(n) + " count=" + std::to_string(count);
           EXPECT_EQ(total.sent_bytes, total.recv_bytes) << what;
           EXPECT_EQ(total.sent_msgs, total.recv_msgs) << what;
-          if (n == 1 || (count == 0 && info.has_data))
+          if (n == 1 || (count == 0 && info.has_data)) {
             EXPECT_EQ(total.sent_bytes + total.sent_msgs, 0u) << what;
+          }
         }
       }
   }
