@@ -3,7 +3,7 @@
 one line naming the problem, from every rank alike), JSON-lines records (every field,
 measured bytes equal to theory), the watchdog (exit code 3 naming rank and peer).
 
-usage: cli_test.py BIN_DIR GROUP   (GROUP: bad_input | jsonl | timeout | table)
+usage: cli_test.py BIN_DIR GROUP   (GROUP: bad_input | jsonl | timeout | table | catalogue)
 """
 import json
 import os
@@ -55,6 +55,43 @@ BAD_INPUT = [  # (binary, args, message pattern)
     ("allreduce_direct", ["-b", "1M", "-e", "1M", "--max-scratch", "1K"],
      r"allreduce/direct needs 2097152 B of scratch per rank at 3 ranks", (3,)),
 ]
+
+
+SPLIT_BAD = {  # file contents -> message pattern, at 3 ranks
+    "1 2 3\n4 5 6\n": r"has 2 rows; 3 ranks need a 3 x 3 matrix",
+    "1 2 3\n4 5\n7 8 9\n": r"line 2 has 2 entries; 3 ranks need 3",
+    "1 2 3\n4 -5 6\n7 8 9\n": r"line 2: '-5' is not a non-negative integer",
+    "1 2 3\n4 x 6\n7 8 9\n": r"line 2: 'x' is not a non-negative integer",
+    "1 2 3\n4 5 6\n7 8 9\n1 1 1\n": r"has 4 rows; 3 ranks need",
+    "": r"has 0 rows",
+}
+
+CATALOGUE_BAD = [  # rooted, in-place and split checks, at 3 ranks
+    ("broadcast_binomial", ["-r", "3"], r"--root 3 is out of range for 3 ranks"),
+    ("gather_linear", ["-r", "7"], r"--root 7 is out of range for 3 ranks"),
+    ("reduce_binomial", ["-r", "-1"], r"--root must be at least 0"),
+    ("alltoallv_pairwise", ["--in-place"], r"alltoallv has no in-place form"),
+    ("alltoallv_pairwise", ["--split", "zipf"], r"--split must be uniform, random or skewed"),
+    ("allgather_ring", ["--split", "random"], r"--split and --split-file apply to alltoallv only"),
+    ("alltoallv_pairwise", ["--split-file", "/nonexistent/splits.txt"],
+     r"cannot read split file '/nonexistent/splits.txt'"),
+]
+
+
+def test_catalogue_bad_input():
+    cases = list(CATALOGUE_BAD)
+    with tempfile.TemporaryDirectory() as d:
+        for i, (text, pattern) in enumerate(SPLIT_BAD.items()):
+            path = os.path.join(d, f"bad{i}.txt")
+            open(path, "w").write(text)
+            cases.append(("alltoallv_pairwise", ["--split-file", path], pattern))
+        for binary, args, pattern in cases:
+            code, out, err = run(binary, args, np=3)
+            lines = [l for l in err.splitlines() if l.strip()]
+            what = f"{binary} {' '.join(args)} (np 3)"
+            check(code == 2 and len(lines) == 1 and lines[0].startswith(binary + ": error: ")
+                  and re.search(pattern, lines[0]) is not None and out.strip() == "",
+                  f"{what}: exit 2, one line matching {pattern!r} (got {code}, {lines})")
 
 
 def test_bad_input():
@@ -122,6 +159,69 @@ def test_jsonl():
               "--format jsonl prints JSON lines on stdout")
 
 
+ELEM = {"int8": 1, "uint8": 1, "half": 2, "bfloat16": 2, "int32": 4, "float": 4, "int64": 8,
+        "double": 8}
+
+
+def catalogue_binaries():
+    skip = ("allreduce_", "pingpong")
+    return sorted(b for b in os.listdir(BIN) if "_" in b and not b.endswith("_test")
+                  and not b.startswith(skip) and os.access(os.path.join(BIN, b), os.X_OK))
+
+
+def check_rows(name, rows, expect_rows, per_peer=False, vendor=False):
+    check(len(rows) == expect_rows, f"{name}: {len(rows)} rows, expected {expect_rows}")
+    for r in rows:
+        n, elem = r["nranks"], ELEM[r["dtype"]]
+        want_bytes = r["count"] * elem * (n if per_peer else 1)
+        ok = r["wrong"] == 0 and (r["bytes"] == want_bytes or r["collective"] in ("alltoallv", "barrier"))
+        if vendor:
+            ok = ok and r["sent_bytes"] is None
+        else:
+            ok = ok and r["volume"] == "ok" and r["sent_bytes"] == r["theory_sent_bytes"] \
+                and r["recv_msgs"] == r["theory_recv_msgs"] and len(r["sent_bytes"]) == n
+        if not ok:
+            check(False, f"{name}: bad row {json.dumps(r)[:400]}")
+            return
+    check(True, f"{name}: every row exact, bytes column right, volume equal to theory")
+
+
+def test_catalogue():
+    """Every catalogue binary end to end at 3 ranks: sizes 0..64K over two dtypes, every
+    root of the rooted ones, in place where it exists, each all-to-all-v split."""
+    bins = catalogue_binaries()
+    check(len(bins) >= 20, f"catalogue: {len(bins)} binaries found")
+    with tempfile.TemporaryDirectory() as d:
+        for b in bins:
+            coll = b.rsplit("_", 1)[0] if not b.startswith(("reduce_scatter", "alltoallv")) else \
+                "_".join(b.split("_")[:2]) if b.startswith("reduce_scatter") else "alltoallv"
+            vendor = b.endswith("_mpi")
+            path = os.path.join(d, b + ".jsonl")
+            sweep = ["-b", "0", "-e", "64K", "-f", "16", "-n", "2", "-w", "1", "-J", path]
+            runs = [sweep + ["-d", "int8"]]
+            if coll in ("broadcast", "reduce", "gather", "scatter"):
+                runs = [sweep + ["-d", "int8", "-r", str(root)] for root in (0, 1, 2)]
+            if coll not in ("alltoallv", "barrier"):
+                runs.append(sweep + ["--in-place", "-d", "half"])
+            if coll == "alltoallv":
+                runs = [sweep + ["-d", "int8", "--split", p] for p in ("uniform", "random", "skewed")]
+                split = os.path.join(d, "splits.txt")
+                open(split, "w").write("# from\\to 0 1 2\n0 5 100\n7 0 3\n1000 1 0\n")
+                runs.append(["-n", "2", "-J", path, "--split-file", split])
+            for args in runs:
+                code, _, err = run(b, args, np=3)
+                rows = [json.loads(l) for l in open(path)] if os.path.exists(path) else []
+                if code != 0:
+                    check(False, f"{b} {' '.join(args)}: exit {code}: {err.strip()[:300]}")
+                    continue
+                expect = 1 if coll == "barrier" or "--split-file" in args else 6  # 0 1 16 256 4K 64K
+                check_rows(f"{b} {' '.join(args[-2:])}", rows, expect, coll == "alltoall", vendor)
+                if "--split-file" in args and rows:
+                    check(rows[0]["splits"] == [0, 5, 100, 7, 0, 3, 1000, 1, 0]
+                          and rows[0]["bytes"] == (1116 // 3) * 4,  # float
+                          f"{b}: the split file's matrix is used and reported")
+
+
 def test_table():
     code, out, _ = run("allreduce_ring", ["-b", "1K", "-e", "64K", "-f", "4", "--in-place"], np=4)
     rows = [l.split() for l in out.splitlines() if l.strip() and not l.startswith("#")]
@@ -142,6 +242,7 @@ def test_timeout():
 
 if __name__ == "__main__":
     {"bad_input": test_bad_input, "jsonl": test_jsonl, "table": test_table,
-     "timeout": test_timeout}[sys.argv[2]]()
+     "timeout": test_timeout, "catalogue": test_catalogue,
+     "catalogue_bad_input": test_catalogue_bad_input}[sys.argv[2]]()
     print(f"{'FAILED' if failures else 'PASSED'}: {len(failures)} failure(s)")
     sys.exit(1 if failures else 0)

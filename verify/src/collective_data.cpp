@@ -52,8 +52,12 @@ void fill_collective_input(const CollectiveInfo& c, const CollArgs& a, const Dat
                            int rank) {
   void* send = const_cast<void*>(a.sendbuf);
   const std::string_view name = c.name;
-  if (name == "allgather" || name == "gather") fill_block(send, a, s, rank);
-  else fill_input(send, c.send_count(a, rank, s.nranks), s, rank);
+  if (name == "allgather" || name == "gather") {  // the send buffer is the rank's block
+    const Block b = block_of(a.count, s.nranks, rank);
+    fill_input(send, b.count, s, rank, b.offset);
+  } else {
+    fill_input(send, c.send_count(a, rank, s.nranks), s, rank);
+  }
 }
 
 void fill_collective_expected(const CollectiveInfo& c, void* want, const CollArgs& a,

@@ -119,7 +119,7 @@ std::vector<std::uint64_t> read_splits_file(const std::string& path, int n) {
   }
   if (rows != n)
     throw UsageError(where + " has " + std::to_string(rows) + " rows; " + std::to_string(n) +
-                     " ranks need an " + std::to_string(n) + " x " + std::to_string(n) +
+                     " ranks need a " + std::to_string(n) + " x " + std::to_string(n) +
                      " matrix");
   return m;
 }

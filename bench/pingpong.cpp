@@ -1,0 +1,767 @@
+// pingpong: latency and bandwidth between two ranks (--pairs A,B, default 0,1) or between
+// every pair (--pairs all, N x N matrices), so a slow link or a slow rank stands out.
+//
+//   rank a                          rank b
+//     | ---- ping: `bytes` ---->      |      latency   = round trip / 2, timed on rank a
+//     | <--- pong: the same bytes --  |      bandwidth = bytes / latency (GB = 1e9 B)
+//
+// Per (size, pair): one untimed probe round trip, whose traffic is counted and compared
+// with theory (always) and whose payload is compared bit for bit (-c 1); then -w warmup
+// and -n timed round trips, back to back. Every round trip is one Comm call (a fresh tag
+// sequence). Each rank keeps one Comm per peer, so a pair's sequence numbers stay in step
+// while other pairs run. A 0-byte size is a signal each way: one message of 0 bytes, as
+// the counting transport sees it.
+// Ranks outside the pair wait in a barrier that sleeps (MPI_Ibarrier + MPI_Test), so they
+// take no CPU from the measurement on an oversubscribed node.
+//
+// --pairs all measures every a < b in turn; both directions are the same round trip, so
+// [a][b] = [b][a]; the diagonal is 0, "not measured (self)". Its record per size holds the
+// matrices; time_us, time_us_min, time_us_max are the median, min and max over the pairs
+// of each pair's median; sent/recv bytes add up the probes of all pairs.
+// Limits: one pair at a time (no concurrent pairs, no bidirectional streaming); host
+// memory only.
+#include <CLI/CLI.hpp>
+#include <mpi.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collscope/bench/options.hpp"
+#include "collscope/bench/watchdog.hpp"
+#include "collscope/comm.hpp"
+#include "collscope/counting_transport.hpp"
+#include "collscope/errors.hpp"
+#include "collscope/progress.hpp"
+#include "collscope/transport_factory.hpp"
+#include "collscope/volume.hpp"
+
+namespace collscope::bench {
+namespace {
+
+constexpr const char* kProgram = "pingpong";
+constexpr std::uint32_t kPingTag = 1, kPongTag = 2;
+
+struct Pair {
+  int a = 0, b = 1;
+};
+
+// ---- command line --------------------------------------------------------------------
+
+struct PingpongOptions {
+  Options common;  // sizes, iterations, check, transport, output, timeout
+  bool all_pairs = false;
+  Pair pair;
+};
+
+std::optional<int> parse_rank(const std::string& text) {
+  if (text.empty() || text.size() > 7) return std::nullopt;
+  for (char c : text)
+    if (c < '0' || c > '9') return std::nullopt;
+  return std::stoi(text);
+}
+
+void parse_pairs(const std::string& text, PingpongOptions& p) {
+  if (text == "all") {
+    p.all_pairs = true;
+    return;
+  }
+  const std::size_t comma = text.find(',');
+  const auto a = parse_rank(text.substr(0, comma));
+  const auto b = comma == std::string::npos ? std::nullopt : parse_rank(text.substr(comma + 1));
+  if (!a || !b)
+    throw UsageError("bad --pairs '" + text + "' (expected all, or two ranks A,B such as 0,1)");
+  p.pair = {*a, *b};
+}
+
+void validate(const Options& o) {
+  if (o.min_bytes > o.max_bytes)
+    throw UsageError("--min-bytes (" + std::to_string(o.min_bytes) +
+                     ") is larger than --max-bytes (" + std::to_string(o.max_bytes) + ")");
+  if (o.step_factor < 2 && o.min_bytes != o.max_bytes)
+    throw UsageError("--step-factor must be at least 2");
+  if (o.iters < 1) throw UsageError("--iters must be at least 1, got " + std::to_string(o.iters));
+  if (o.warmup < 0) throw UsageError("--warmup must be at least 0, got " + std::to_string(o.warmup));
+  if (o.format != "table" && o.format != "jsonl")
+    throw UsageError("--format must be table or jsonl, got '" + o.format + "'");
+  if (o.transport != "mpi" && o.transport != "ucx" && o.transport != "nccl")
+    throw UsageError("unknown transport '" + o.transport + "' (expected mpi, ucx or nccl)");
+  if (!(o.timeout_s >= 0)) throw UsageError("--timeout must be >= 0 seconds");
+}
+
+PingpongOptions parse_command_line(int argc, const char* const* argv) {
+  PingpongOptions p;
+  Options& o = p.common;
+  CLI::App app{"collscope pingpong: latency and bandwidth between two ranks, or every pair",
+               kProgram};
+  std::string min_b = "64", max_b = "16M", pairs = "0,1";
+  int check = 1;
+  app.add_option("-b,--min-bytes", min_b, "smallest message size (0, 8, 1K, 16M, 1G)");
+  app.add_option("-e,--max-bytes", max_b, "largest message size");
+  app.add_option("-f,--step-factor", o.step_factor, "multiply the size by this each step");
+  app.add_option("-n,--iters", o.iters, "timed round trips per size and pair");
+  app.add_option("-w,--warmup", o.warmup, "untimed round trips per size and pair");
+  app.add_option("-c,--check", check, "compare the payload bit for bit (0 or 1); byte counts are always checked");
+  app.add_option("-t,--transport", o.transport, "mpi, ucx or nccl");
+  app.add_option("--pairs", pairs, "two ranks A,B (default 0,1), or all");
+  app.add_option("--format", o.format, "stdout format: table or jsonl");
+  app.add_option("-J,--json", o.json_path, "also write JSON lines to this file");
+  app.add_option("--timeout", o.timeout_s, "abort a round trip stuck longer than this (seconds)");
+  app.set_help_flag("-h,--help", "print this help and exit");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    o.show_help = true;
+    o.help_text = app.help();
+    return p;
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(e.what());
+  }
+  if (check != 0 && check != 1) throw UsageError("--check must be 0 or 1");
+  o.check = check == 1;
+  o.min_bytes = parse_size(min_b, "--min-bytes");
+  o.max_bytes = parse_size(max_b, "--max-bytes");
+  parse_pairs(pairs, p);
+  validate(o);
+  return p;
+}
+
+// Needs the number of ranks, nothing else: identical on every rank, before any message.
+void check_pairs(const PingpongOptions& p, int nranks) {
+  if (nranks < 2)
+    throw UsageError("pingpong needs at least 2 ranks, got " + std::to_string(nranks));
+  if (p.all_pairs) return;
+  const auto [a, b] = p.pair;
+  if (a == b)
+    throw UsageError("--pairs " + std::to_string(a) + "," + std::to_string(b) +
+                     ": the two ranks must differ");
+  for (int r : {a, b})
+    if (r >= nranks)
+      throw UsageError("--pairs " + std::to_string(a) + "," + std::to_string(b) + ": rank " +
+                       std::to_string(r) + " is out of range for " + std::to_string(nranks) +
+                       " ranks");
+}
+
+std::vector<Pair> pairs_to_measure(const PingpongOptions& p, int nranks) {
+  if (!p.all_pairs) return {p.pair};
+  std::vector<Pair> out;
+  for (int a = 0; a < nranks; ++a)
+    for (int b = a + 1; b < nranks; ++b) out.push_back({a, b});
+  return out;
+}
+
+// ---- small helpers -------------------------------------------------------------------
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// The payload of a size: a function of (size, byte index) only, so both ranks know it.
+void fill_pattern(std::vector<std::byte>& buf) {
+  const std::uint64_t seed = splitmix64(buf.size());
+  for (std::size_t i = 0; i < buf.size(); i += 8) {
+    const std::uint64_t word = splitmix64(seed ^ i);
+    std::memcpy(buf.data() + i, &word, std::min<std::size_t>(8, buf.size() - i));
+  }
+}
+
+std::uint64_t bytes_differing(const std::vector<std::byte>& got, const std::vector<std::byte>& want) {
+  if (std::memcmp(got.data(), want.data(), got.size()) == 0) return 0;
+  std::uint64_t wrong = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) wrong += got[i] != want[i];
+  return wrong;
+}
+
+// Nodes as MPI_COMM_TYPE_SHARED sees them, numbered 0.. in order of their lowest rank.
+std::vector<int> node_of_rank(MPI_Comm comm, int rank, int nranks) {
+  MPI_Comm local;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
+  int leader = rank;
+  MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, local);
+  MPI_Comm_free(&local);
+  std::vector<int> leaders(static_cast<std::size_t>(nranks)), node(leaders.size());
+  MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm);
+  int next = 0;
+  for (std::size_t r = 0; r < node.size(); ++r)
+    node[r] = leaders[r] == static_cast<int>(r) ? next++ : node[leaders[r]];
+  return node;
+}
+
+struct Stats {
+  double median = 0, min = 0, max = 0;
+};
+
+Stats stats_of(std::vector<double> v) {
+  if (v.empty()) return {};
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  const double median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  return {median, v.front(), v.back()};
+}
+
+double gbps(std::size_t bytes, double us) {
+  return us > 0 ? static_cast<double>(bytes) / (us * 1e3) : 0;
+}
+
+// ---- one pair's measurement ----------------------------------------------------------
+
+// What rank 0 knows about one (size, pair) once every rank reported.
+struct PairResult {
+  Pair pair;
+  std::vector<double> half_rtt_us;  // per timed iteration, measured on rank a
+  Stats lat;
+  std::uint64_t wrong = 0;           // bytes that arrived changed, both legs
+  std::vector<RankVolume> traffic;   // N x N, row r, column p: r's counts with peer p
+};
+
+// What one rank brings back from a pair's measurement.
+struct LocalResult {
+  std::vector<RankVolume> per_peer;  // of the probe round trip
+  std::uint64_t wrong = 0;
+  std::vector<double> half_rtt_us;
+};
+
+class PingPong {
+ public:
+  PingPong(PingpongOptions opts, MPI_Comm world);
+  ~PingPong();
+  PingPong(const PingPong&) = delete;
+  PingPong& operator=(const PingPong&) = delete;
+
+  // Collective over every rank: measures one pair, returns the result on rank 0.
+  PairResult measure(Pair p, std::size_t bytes);
+
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  MPI_Comm ctrl() const { return ctrl_; }
+  const PingpongOptions& options() const { return opts_; }
+  const std::vector<int>& nodes() const { return nodes_; }
+
+ private:
+  LocalResult run_pair(Pair p, std::size_t bytes);
+  double round_trip(Comm& c, bool initiator, int peer, const char* phase, int step);
+  void exchange(Comm& c, bool initiator, int peer);
+  PairResult collect(Pair p, const LocalResult& local);
+  void quiet_barrier(bool watched);
+  void maybe_stall();
+  void maybe_corrupt();
+
+  PingpongOptions opts_;
+  std::unique_ptr<Transport> transport_;
+  CountingTransport counting_;
+  MPI_Comm algo_comm_ = MPI_COMM_NULL;  // what Comm carries (unused by point-to-point)
+  MPI_Comm ctrl_ = MPI_COMM_NULL;       // barriers and result exchange, never timed
+  std::vector<std::unique_ptr<Comm>> comm_with_;  // one per peer: its own tag sequence
+  std::vector<std::byte> pattern_, landing_;
+  int rank_ = 0, nranks_ = 1;
+  std::vector<int> nodes_;
+  bool stalled_ = false;
+};
+
+PingPong::PingPong(PingpongOptions opts, MPI_Comm world)
+    : opts_(std::move(opts)), transport_(make_transport(opts_.common.transport, world)),
+      counting_(*transport_) {
+  MPI_Comm_dup(world, &algo_comm_);
+  MPI_Comm_dup(world, &ctrl_);
+  MPI_Comm_rank(ctrl_, &rank_);
+  MPI_Comm_size(ctrl_, &nranks_);
+  nodes_ = node_of_rank(ctrl_, rank_, nranks_);
+  for (int peer = 0; peer < nranks_; ++peer)
+    comm_with_.push_back(std::make_unique<Comm>(counting_, algo_comm_));
+}
+
+PingPong::~PingPong() {
+  comm_with_.clear();
+  MPI_Comm_free(&algo_comm_);
+  MPI_Comm_free(&ctrl_);
+}
+
+// A barrier that sleeps while it waits: ranks left out of a pair take no CPU from it.
+// Ranks outside the pair are not watched: they wait for a whole measurement, not a call.
+void PingPong::quiet_barrier(bool watched) {
+  std::optional<WatchedSection> watch;
+  if (watched) watch.emplace("barrier");
+  MPI_Request req;
+  MPI_Ibarrier(ctrl_, &req);
+  for (int done = 0;;) {
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+// Fault injection for the watchdog test: COLLSCOPE_DEBUG_STALL=rank:seconds makes that
+// rank sleep before its first probe, so its peer waits for it.
+void PingPong::maybe_stall() {
+  const char* env = std::getenv("COLLSCOPE_DEBUG_STALL");
+  int who = -1;
+  double seconds = 0;
+  if (stalled_ || !env || std::sscanf(env, "%d:%lf", &who, &seconds) != 2 || who != rank_) return;
+  stalled_ = true;
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+// Fault injection for the check's test: COLLSCOPE_DEBUG_CORRUPT=rank flips one bit of
+// what that rank received in each probe, as a broken link would.
+void PingPong::maybe_corrupt() {
+  const char* env = std::getenv("COLLSCOPE_DEBUG_CORRUPT");
+  if (env && !landing_.empty() && std::atoi(env) == rank_) landing_[0] ^= std::byte{1};
+}
+
+Request send_to(Comm& c, int peer, const std::byte* buf, std::size_t bytes, std::uint32_t tag) {
+  return bytes > 0 ? c.isend(peer, buf, bytes, tag) : c.signal(peer, tag);
+}
+
+Request recv_from(Comm& c, int peer, std::byte* buf, std::size_t bytes, std::uint32_t tag) {
+  return bytes > 0 ? c.irecv(peer, buf, bytes, tag) : c.expect_signal(peer, tag);
+}
+
+// a: post the pong's receive, send the ping, wait for both. b: receive, send it back.
+void PingPong::exchange(Comm& c, bool initiator, int peer) {
+  const std::size_t bytes = pattern_.size();
+  if (initiator) {
+    std::array<Request, 2> reqs{recv_from(c, peer, landing_.data(), bytes, kPongTag),
+                                send_to(c, peer, pattern_.data(), bytes, kPingTag)};
+    c.wait_all(reqs);
+    return;
+  }
+  Request ping = recv_from(c, peer, landing_.data(), bytes, kPingTag);
+  c.wait(ping);
+  Request pong = send_to(c, peer, landing_.data(), bytes, kPongTag);
+  c.wait(pong);
+}
+
+// One round trip as one watched Comm call; returns half its time in microseconds.
+double PingPong::round_trip(Comm& c, bool initiator, int peer, const char* phase, int step) {
+  progress().call_started_ns.store(now_ns(), std::memory_order_relaxed);
+  c.begin_call("pingpong", "pingpong", MemoryKind::host);
+  c.step(phase, step);
+  const auto t0 = std::chrono::steady_clock::now();
+  exchange(c, initiator, peer);
+  const auto t1 = std::chrono::steady_clock::now();
+  c.end_call();
+  progress().call_started_ns.store(0, std::memory_order_relaxed);
+  return std::chrono::duration<double, std::micro>(t1 - t0).count() / 2;
+}
+
+LocalResult PingPong::run_pair(Pair p, std::size_t bytes) {
+  const bool initiator = rank_ == p.a;
+  const int peer = initiator ? p.b : p.a;
+  Comm& c = *comm_with_[static_cast<std::size_t>(peer)];
+  pattern_.assign(bytes, std::byte{0});
+  fill_pattern(pattern_);
+  landing_.resize(bytes);
+  for (std::size_t i = 0; i < bytes; ++i) landing_[i] = ~pattern_[i];  // nothing passes by luck
+
+  LocalResult out;
+  maybe_stall();
+  counting_.reset();
+  round_trip(c, initiator, peer, "probe", 0);
+  out.per_peer = counting_.per_peer();
+  maybe_corrupt();
+  if (opts_.common.check) out.wrong = bytes_differing(landing_, pattern_);
+  for (int i = 0; i < opts_.common.warmup; ++i) round_trip(c, initiator, peer, "warmup", i);
+  for (int i = 0; i < opts_.common.iters; ++i)
+    out.half_rtt_us.push_back(round_trip(c, initiator, peer, "timed", i));
+  return out;
+}
+
+// Rank 0 gathers every rank's probe counts and the wrong bytes; rank a's times.
+PairResult PingPong::collect(Pair p, const LocalResult& local) {
+  WatchedSection watch("result exchange");
+  const std::size_t n = static_cast<std::size_t>(nranks_);
+  std::vector<std::uint64_t> mine, all(rank_ == 0 ? n * n * 4 : 0);
+  for (const RankVolume& v : local.per_peer)
+    mine.insert(mine.end(), {v.sent_bytes, v.sent_msgs, v.recv_bytes, v.recv_msgs});
+  MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, all.data(),
+             static_cast<int>(mine.size()), MPI_UINT64_T, 0, ctrl_);
+  PairResult r{p, local.half_rtt_us, {}, 0, {}};
+  MPI_Reduce(&local.wrong, &r.wrong, 1, MPI_UINT64_T, MPI_SUM, 0, ctrl_);
+  r.half_rtt_us.resize(static_cast<std::size_t>(opts_.common.iters));
+  MPI_Bcast(r.half_rtt_us.data(), opts_.common.iters, MPI_DOUBLE, p.a, ctrl_);
+  r.lat = stats_of(r.half_rtt_us);
+  for (std::size_t i = 0; i < all.size(); i += 4)
+    r.traffic.push_back({all[i], all[i + 1], all[i + 2], all[i + 3]});
+  return r;
+}
+
+PairResult PingPong::measure(Pair p, std::size_t bytes) {
+  const bool in_pair = rank_ == p.a || rank_ == p.b;
+  quiet_barrier(true);
+  LocalResult local;
+  if (in_pair) local = run_pair(p, bytes);
+  else local.per_peer.assign(static_cast<std::size_t>(nranks_), {});
+  quiet_barrier(in_pair);
+  return collect(p, local);
+}
+
+// ---- the record of one size (rank 0) -------------------------------------------------
+
+// The exact traffic of one probe: a and b each send and receive `bytes` in one message
+// (a 0-byte signal when bytes is 0); nobody else moves anything.
+std::vector<RankVolume> pair_theory(Pair p, std::size_t bytes, int nranks) {
+  const std::size_t n = static_cast<std::size_t>(nranks);
+  std::vector<RankVolume> t(n * n);
+  RankVolume leg;
+  if (bytes > 0) {
+    leg.send(bytes);
+    leg.recv(bytes);
+  } else {
+    leg.signal_sent();
+    leg.signal_received();
+  }
+  t[static_cast<std::size_t>(p.a) * n + static_cast<std::size_t>(p.b)] = leg;
+  t[static_cast<std::size_t>(p.b) * n + static_cast<std::size_t>(p.a)] = leg;
+  return t;
+}
+
+std::string describe(const RankVolume& v) {
+  return "sent " + std::to_string(v.sent_bytes) + " B/" + std::to_string(v.sent_msgs) +
+         " msgs, recv " + std::to_string(v.recv_bytes) + " B/" + std::to_string(v.recv_msgs) +
+         " msgs";
+}
+
+struct SizeRecord {
+  std::size_t bytes = 0;
+  int nranks = 0;
+  bool all_pairs = false, checked = false;
+  std::vector<PairResult> pairs;
+  std::vector<RankVolume> traffic, theory;  // N x N, summed over the pairs' probes
+  std::uint64_t wrong = 0;
+  std::string volume_error;  // empty: measured == theory, cell by cell
+};
+
+void add_pair(SizeRecord& s, PairResult r) {
+  const std::vector<RankVolume> want = pair_theory(r.pair, s.bytes, s.nranks);
+  const std::size_t n = static_cast<std::size_t>(s.nranks);
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    if (r.traffic[i] != want[i] && s.volume_error.empty())
+      s.volume_error = "pair " + std::to_string(r.pair.a) + "," + std::to_string(r.pair.b) +
+                       ": rank " + std::to_string(i / n) + " with rank " + std::to_string(i % n) +
+                       " measured " + describe(r.traffic[i]) + "; theory " + describe(want[i]);
+    s.traffic[i] += r.traffic[i];
+    s.theory[i] += want[i];
+  }
+  s.wrong += r.wrong;
+  s.pairs.push_back(std::move(r));
+}
+
+std::vector<RankVolume> per_rank(const std::vector<RankVolume>& matrix, int nranks) {
+  const std::size_t n = static_cast<std::size_t>(nranks);
+  std::vector<RankVolume> out(n);
+  for (std::size_t i = 0; i < matrix.size(); ++i) out[i / n] += matrix[i];
+  return out;
+}
+
+// Latencies over the pairs (each pair's median), and the slowest pair.
+struct PairSummary {
+  Stats lat, bw;
+  Pair slowest;
+  int slowest_rank = -1;  // the highest median latency to its peers
+};
+
+int slowest_rank(const std::vector<PairResult>& pairs, int nranks) {
+  std::vector<std::vector<double>> lat(static_cast<std::size_t>(nranks));
+  for (const PairResult& r : pairs)
+    for (int rank : {r.pair.a, r.pair.b}) lat[static_cast<std::size_t>(rank)].push_back(r.lat.median);
+  std::vector<double> median;
+  for (const auto& l : lat) median.push_back(stats_of(l).median);
+  return static_cast<int>(std::max_element(median.begin(), median.end()) - median.begin());
+}
+
+PairSummary summarise(const SizeRecord& s) {
+  std::vector<double> lat, bw;
+  PairSummary out;
+  double worst = -1;
+  for (const PairResult& r : s.pairs) {
+    lat.push_back(r.lat.median);
+    bw.push_back(gbps(s.bytes, r.lat.median));
+    if (r.lat.median > worst) {
+      worst = r.lat.median;
+      out.slowest = r.pair;
+    }
+  }
+  out.lat = stats_of(lat);
+  out.bw = stats_of(bw);
+  out.slowest_rank = slowest_rank(s.pairs, s.nranks);
+  return out;
+}
+
+// ---- output (rank 0) -----------------------------------------------------------------
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string pair_name(Pair p) { return std::to_string(p.a) + "," + std::to_string(p.b); }
+
+std::string volume_status(const SizeRecord& s) { return s.volume_error.empty() ? "ok" : "MISMATCH"; }
+
+const PairResult* first_bad_pair(const SizeRecord& s) {
+  for (const PairResult& r : s.pairs)
+    if (r.wrong > 0) return &r;
+  return nullptr;
+}
+
+std::string wrong_text(const SizeRecord& s) { return s.checked ? std::to_string(s.wrong) : "N/A"; }
+
+void print_header(std::ostream& os, const PingpongOptions& p, int nranks) {
+  const Options& o = p.common;
+  os << "# collscope pingpong  transport " << o.transport << "  nranks " << nranks << "  pairs "
+     << (p.all_pairs ? "all" : pair_name(p.pair)) << "  iters " << o.iters << "  warmup "
+     << o.warmup << "  check " << (o.check ? 1 : 0) << "\n";
+  for (const std::string& e : transport_environment(o.transport)) os << "# " << e << "\n";
+  char line[256];
+  if (!p.all_pairs) {
+    os << "# lat: half the round trip, timed on the pair's first rank (median, min, max over "
+          "iterations); bw = size / lat; GB = 1e9 B\n#\n";
+    std::snprintf(line, sizeof line, "# %12s %7s %6s %10s %10s %10s %9s %7s %8s\n", "size(B)",
+                  "pair", "iters", "lat(us)", "min(us)", "max(us)", "bw(GB/s)", "#wrong", "volume");
+  } else {
+    os << "# per pair: lat = median half round trip, bw = size / lat; min, median, max over "
+          "pairs; slowest: pair with the highest lat, rank with the highest median lat\n#\n";
+    std::snprintf(line, sizeof line, "# %12s %5s %6s %10s %10s %10s %9s %9s %9s %7s %5s %7s %8s\n",
+                  "size(B)", "pairs", "iters", "lat_min", "lat_med", "lat_max", "bw_min", "bw_med",
+                  "bw_max", "slowest", "rank", "#wrong", "volume");
+  }
+  os << line << std::flush;
+}
+
+void print_row(std::ostream& os, const SizeRecord& s, int iters) {
+  char line[320];
+  if (!s.all_pairs) {
+    const PairResult& r = s.pairs.front();
+    std::snprintf(line, sizeof line, "  %12zu %7s %6d %10s %10s %10s %9s %7s %8s\n", s.bytes,
+                  pair_name(r.pair).c_str(), iters, fmt("%.2f", r.lat.median).c_str(),
+                  fmt("%.2f", r.lat.min).c_str(), fmt("%.2f", r.lat.max).c_str(),
+                  fmt("%.3f", gbps(s.bytes, r.lat.median)).c_str(), wrong_text(s).c_str(),
+                  volume_status(s).c_str());
+  } else {
+    const PairSummary m = summarise(s);
+    std::snprintf(line, sizeof line, "  %12zu %5zu %6d %10s %10s %10s %9s %9s %9s %7s %5d %7s %8s\n",
+                  s.bytes, s.pairs.size(), iters, fmt("%.2f", m.lat.min).c_str(),
+                  fmt("%.2f", m.lat.median).c_str(), fmt("%.2f", m.lat.max).c_str(),
+                  fmt("%.3f", m.bw.min).c_str(), fmt("%.3f", m.bw.median).c_str(),
+                  fmt("%.3f", m.bw.max).c_str(), pair_name(m.slowest).c_str(), m.slowest_rank,
+                  wrong_text(s).c_str(), volume_status(s).c_str());
+  }
+  os << line;
+  if (const PairResult* bad = first_bad_pair(s))
+    os << "#   pair " << pair_name(bad->pair) << ": " << bad->wrong
+       << " bytes arrived changed (counted at each receiver)\n";
+  if (!s.volume_error.empty()) os << "#   volume mismatch: " << s.volume_error << "\n";
+  os << std::flush;
+}
+
+// N x N, symmetric; the diagonal is 0: not measured (self).
+template <class F>
+nlohmann::json pair_matrix(const SizeRecord& s, F value) {
+  const std::size_t n = static_cast<std::size_t>(s.nranks);
+  std::vector<std::vector<double>> m(n, std::vector<double>(n, 0.0));
+  for (const PairResult& r : s.pairs) {
+    const auto a = static_cast<std::size_t>(r.pair.a), b = static_cast<std::size_t>(r.pair.b);
+    m[a][b] = m[b][a] = value(r);
+  }
+  return m;
+}
+
+template <class F>
+nlohmann::json per_rank_field(const std::vector<RankVolume>& matrix, int nranks, F field) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const RankVolume& v : per_rank(matrix, nranks)) a.push_back(field(v));
+  return a;
+}
+
+void add_volumes(nlohmann::json& j, const SizeRecord& s) {
+  const auto sb = [](const RankVolume& v) { return v.sent_bytes; };
+  const auto rb = [](const RankVolume& v) { return v.recv_bytes; };
+  const auto sm = [](const RankVolume& v) { return v.sent_msgs; };
+  const auto rm = [](const RankVolume& v) { return v.recv_msgs; };
+  j["sent_bytes"] = per_rank_field(s.traffic, s.nranks, sb);
+  j["recv_bytes"] = per_rank_field(s.traffic, s.nranks, rb);
+  j["sent_msgs"] = per_rank_field(s.traffic, s.nranks, sm);
+  j["recv_msgs"] = per_rank_field(s.traffic, s.nranks, rm);
+  j["theory_sent_bytes"] = per_rank_field(s.theory, s.nranks, sb);
+  j["theory_recv_bytes"] = per_rank_field(s.theory, s.nranks, rb);
+  j["theory_sent_msgs"] = per_rank_field(s.theory, s.nranks, sm);
+  j["theory_recv_msgs"] = per_rank_field(s.theory, s.nranks, rm);
+  std::vector<std::uint64_t> traffic;
+  for (const RankVolume& v : s.traffic) traffic.push_back(v.sent_bytes);
+  j["traffic_bytes"] = traffic;
+  j["volume"] = volume_status(s);
+  j["wrong"] = s.checked ? nlohmann::json(s.wrong) : nlohmann::json(nullptr);
+  const PairResult* bad = first_bad_pair(s);
+  j["first_bad_pair"] = bad ? nlohmann::json{bad->pair.a, bad->pair.b} : nlohmann::json(nullptr);
+}
+
+void add_times(nlohmann::json& j, const SizeRecord& s) {
+  if (!s.all_pairs) {
+    const PairResult& r = s.pairs.front();
+    j["pair"] = {r.pair.a, r.pair.b};
+    j["time_us"] = r.lat.median;
+    j["time_us_min"] = r.lat.min;
+    j["time_us_max"] = r.lat.max;
+    j["times_us"] = r.half_rtt_us;
+    return;
+  }
+  const PairSummary m = summarise(s);
+  j["pair"] = nullptr;
+  j["pairs"] = "all";
+  j["time_us"] = m.lat.median;
+  j["time_us_min"] = m.lat.min;
+  j["time_us_max"] = m.lat.max;
+  j["slowest_pair"] = {m.slowest.a, m.slowest.b};
+  j["slowest_rank"] = m.slowest_rank;
+  j["latency_us_matrix"] = pair_matrix(s, [](const PairResult& r) { return r.lat.median; });
+  j["bw_gbps_matrix"] =
+      pair_matrix(s, [&s](const PairResult& r) { return gbps(s.bytes, r.lat.median); });
+}
+
+nlohmann::json to_json(const SizeRecord& s, const PingpongOptions& p, const std::vector<int>& nodes) {
+  nlohmann::json j;
+  j["collective"] = "pingpong";
+  j["algorithm"] = "pingpong";
+  j["transport"] = p.common.transport;
+  j["transport_env"] = transport_environment(p.common.transport);
+  j["memory"] = "host";
+  j["nranks"] = s.nranks;
+  j["bytes"] = s.bytes;
+  j["iters"] = p.common.iters;
+  j["warmup"] = p.common.warmup;
+  add_times(j, s);
+  j["algbw_gbps"] = gbps(s.bytes, j["time_us"].get<double>());
+  j["busbw_gbps"] = j["algbw_gbps"];
+  add_volumes(j, s);
+  j["node_of_rank"] = nodes;
+  return j;
+}
+
+// ---- the run -------------------------------------------------------------------------
+
+// Opens the -J file on rank 0 (as FILE.tmp, renamed at the end) and tells every rank
+// whether that worked, so an unwritable path fails everywhere before any measurement.
+std::unique_ptr<std::ofstream> open_json(const PingPong& pp, const std::string& path) {
+  std::unique_ptr<std::ofstream> out;
+  int ok = 1;
+  if (!path.empty() && pp.rank() == 0) {
+    out = std::make_unique<std::ofstream>(path + ".tmp", std::ios::trunc);
+    ok = out->good() ? 1 : 0;
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, pp.ctrl());
+  if (!ok) throw RuntimeErrorOnAllRanks("cannot write the JSON file '" + path + "'");
+  return out;
+}
+
+SizeRecord measure_size(PingPong& pp, std::size_t bytes) {
+  const PingpongOptions& p = pp.options();
+  const std::size_t cells = static_cast<std::size_t>(pp.nranks()) * static_cast<std::size_t>(pp.nranks());
+  SizeRecord s{bytes, pp.nranks(), p.all_pairs, p.common.check, {}, std::vector<RankVolume>(cells),
+               std::vector<RankVolume>(cells), 0, {}};
+  for (Pair pair : pairs_to_measure(p, pp.nranks())) {
+    PairResult r = pp.measure(pair, bytes);
+    if (pp.rank() == 0) add_pair(s, std::move(r));
+  }
+  return s;
+}
+
+void report(const SizeRecord& s, const PingPong& pp, std::ofstream* json) {
+  const PingpongOptions& p = pp.options();
+  if (p.common.format == "table") print_row(std::cout, s, p.common.iters);
+  else std::cout << to_json(s, p, pp.nodes()).dump() << std::endl;
+  if (json) *json << to_json(s, p, pp.nodes()).dump() << std::endl;  // flushed: a crash keeps rows
+}
+
+int finish(const PingpongOptions& p, std::unique_ptr<std::ofstream> json, bool failed, int rows) {
+  if (p.common.format == "table")
+    std::cout << "# rows: " << rows << "   check: " << (failed ? "FAILED" : "OK") << std::endl;
+  if (!json) return failed ? kExitVerifyFailed : kExitOk;
+  json->close();
+  const std::string& path = p.common.json_path;
+  if (std::rename((path + ".tmp").c_str(), path.c_str()) != 0) {
+    std::cerr << kProgram << ": error: cannot rename '" << path << ".tmp' to '" << path << "'"
+              << std::endl;
+    return kExitRuntime;
+  }
+  return failed ? kExitVerifyFailed : kExitOk;
+}
+
+int run(PingPong& pp) {
+  const PingpongOptions& p = pp.options();
+  std::unique_ptr<std::ofstream> json = open_json(pp, p.common.json_path);
+  if (pp.rank() == 0 && p.common.format == "table") print_header(std::cout, p, pp.nranks());
+  bool failed = false;
+  int rows = 0;
+  for (std::size_t bytes : sweep_sizes(p.common)) {
+    const SizeRecord s = measure_size(pp, bytes);
+    if (pp.rank() != 0) continue;
+    report(s, pp, json.get());
+    failed = failed || s.wrong > 0 || !s.volume_error.empty();
+    ++rows;
+  }
+  int code = pp.rank() == 0 ? finish(p, std::move(json), failed, rows) : kExitOk;
+  MPI_Bcast(&code, 1, MPI_INT, 0, pp.ctrl());  // every rank exits alike
+  return code;
+}
+
+int main_on_all_ranks(int argc, char** argv, int rank, int nranks) {
+  PingpongOptions opts = parse_command_line(argc, argv);
+  if (opts.common.show_help) {
+    if (rank == 0) std::cout << opts.common.help_text;
+    return kExitOk;
+  }
+  check_pairs(opts, nranks);
+  const double timeout_s = opts.common.timeout_s;
+  PingPong pp(std::move(opts), MPI_COMM_WORLD);
+  Watchdog watchdog(timeout_s, rank, kProgram);
+  return run(pp);
+}
+
+}  // namespace
+}  // namespace collscope::bench
+
+int main(int argc, char** argv) {
+  using namespace collscope;
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  int rank = 0, nranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  int code = kExitOk;
+  try {
+    code = bench::main_on_all_ranks(argc, argv, rank, nranks);
+  } catch (const UsageError& e) {
+    if (rank == 0) std::cerr << bench::kProgram << ": error: " << e.what() << std::endl;
+    code = kExitUsage;
+  } catch (const RuntimeErrorOnAllRanks& e) {
+    if (rank == 0) std::cerr << bench::kProgram << ": error: " << e.what() << std::endl;
+    code = kExitRuntime;
+  } catch (const std::exception& e) {
+    // Rank-specific: the others may be blocked in a call, so end the whole job.
+    std::cerr << bench::kProgram << ": rank " << rank << ": error: " << e.what() << std::endl;
+    MPI_Abort(MPI_COMM_WORLD, kExitRuntime);
+  }
+  MPI_Finalize();
+  return code;
+}

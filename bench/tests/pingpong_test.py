@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the pingpong binary through mpirun: the N x N matrices of
+--pairs all, the exact per-rank volume of one pair, bad input (exit code 2, one line),
+the -J file, and the failure paths (a corrupted payload exits 1, a stalled rank exits 3).
+
+usage: pingpong_test.py BIN_DIR GROUP   (GROUP: matrix | volume | bad_input | json_file | faults)
+"""
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+BIN = sys.argv[1]
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+FAST = ["-n", "3", "-w", "1"]
+failures = []
+
+
+def run(args, np=2, env=None, timeout=60):
+    extra = env or {}
+    cmd = ["mpirun", "-q", "--oversubscribe", "-np", str(np)]
+    for name in extra:
+        cmd += ["-x", name]
+    cmd += [os.path.join(BIN, "pingpong")] + args
+    p = subprocess.run(cmd, capture_output=True, text=True, env=dict(ENV, **extra),
+                       timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def json_rows(out):
+    return [json.loads(l) for l in out.splitlines() if l.strip()]
+
+
+def positive_finite(x):
+    return isinstance(x, (int, float)) and math.isfinite(x) and x > 0
+
+
+def check_matrix(m, n, name):
+    check(len(m) == n and all(len(row) == n for row in m), f"{name}: {n} x {n}")
+    check(all(m[i][i] == 0 for i in range(n)), f"{name}: diagonal 0 (not measured, self)")
+    off = [m[i][j] for i in range(n) for j in range(n) if i != j]
+    check(all(positive_finite(x) for x in off), f"{name}: off-diagonal positive and finite {off}")
+    check(all(m[i][j] == m[j][i] for i in range(n) for j in range(n)), f"{name}: symmetric")
+
+
+def test_matrix():
+    code, out, err = run(["-b", "1K", "-e", "4K", "-f", "4", "--pairs", "all", "--format", "jsonl"]
+                         + FAST, np=4)
+    check(code == 0, f"--pairs all: exit 0 (got {code}: {err.strip()})")
+    rows = json_rows(out)
+    check([r["bytes"] for r in rows] == [1024, 4096], "--pairs all: one record per size")
+    for r in rows:
+        what = f"--pairs all, {r['bytes']} B"
+        check(r["pairs"] == "all" and r["pair"] is None and r["nranks"] == 4, f"{what}: pairs all")
+        check_matrix(r["latency_us_matrix"], 4, f"{what}: latency_us_matrix")
+        check_matrix(r["bw_gbps_matrix"], 4, f"{what}: bw_gbps_matrix")
+        lat = [r["latency_us_matrix"][i][j] for i in range(4) for j in range(4) if i != j]
+        check(r["time_us_min"] == min(lat) and r["time_us_max"] == max(lat),
+              f"{what}: time_us_min/max are the matrix's extremes")
+        a, b = r["slowest_pair"]
+        check(r["latency_us_matrix"][a][b] == max(lat), f"{what}: slowest_pair has the highest latency")
+        # Every rank is in 3 of the 6 pairs: one probe each way per pair.
+        check(r["sent_bytes"] == [3 * r["bytes"]] * 4 == r["theory_sent_bytes"]
+              and r["recv_bytes"] == r["theory_recv_bytes"] and r["volume"] == "ok"
+              and r["wrong"] == 0, f"{what}: volume of all probes equals theory, nothing wrong")
+    code, out, _ = run(["-b", "64", "-e", "64", "--pairs", "all"] + FAST, np=3)
+    rows = [l.split() for l in out.splitlines() if l.strip() and not l.startswith("#")]
+    check(code == 0 and len(rows) == 1 and rows[0][1] == "3" and rows[0][-1] == "ok",
+          f"--pairs all table: one summary row over 3 pairs (got {rows})")
+
+
+def test_volume():
+    code, out, err = run(["-b", "0", "-e", "4K", "-f", "64", "--pairs", "2,1", "--format", "jsonl"]
+                         + FAST, np=4)
+    check(code == 0, f"--pairs 2,1: exit 0 (got {code}: {err.strip()})")
+    rows = json_rows(out)
+    check([r["bytes"] for r in rows] == [0, 1, 64, 4096], "--pairs 2,1: sizes 0, 1, 64, 4096")
+    for r in rows:
+        n, size = r["bytes"], 4
+        want = [n if rank in (1, 2) else 0 for rank in range(size)]
+        msgs = [1 if rank in (1, 2) else 0 for rank in range(size)]  # 0 B: one empty signal
+        traffic = [0] * 16
+        traffic[2 * 4 + 1] = traffic[1 * 4 + 2] = n
+        what = f"--pairs 2,1, {n} B"
+        check(r["pair"] == [2, 1] and r["collective"] == "pingpong" and r["algorithm"] == "pingpong"
+              and r["transport"] == "mpi" and r["nranks"] == 4 and r["iters"] == 3
+              and len(r["times_us"]) == 3 and len(r["node_of_rank"]) == 4, f"{what}: fields")
+        check(r["sent_bytes"] == r["recv_bytes"] == want == r["theory_sent_bytes"]
+              == r["theory_recv_bytes"], f"{what}: only ranks 1 and 2 moved {n} B (got {r['sent_bytes']})")
+        check(r["sent_msgs"] == r["recv_msgs"] == msgs == r["theory_sent_msgs"],
+              f"{what}: one message each way (got {r['sent_msgs']})")
+        check(r["traffic_bytes"] == traffic and r["volume"] == "ok" and r["wrong"] == 0,
+              f"{what}: traffic only between 1 and 2, volume ok, nothing wrong")
+        check(r["time_us_min"] <= r["time_us"] <= r["time_us_max"] and r["time_us_min"] > 0
+              and r["busbw_gbps"] == r["algbw_gbps"]
+              and (n == 0 or math.isclose(r["algbw_gbps"], n / (r["time_us"] * 1e3))),
+              f"{what}: min <= median <= max, bw = bytes / time")
+    code, out, _ = run(["-b", "8", "-e", "1K", "-f", "128"] + FAST)
+    rows = [l.split() for l in out.splitlines() if l.strip() and not l.startswith("#")]
+    check(code == 0 and [r[0] for r in rows] == ["8", "1024"]
+          and all(r[1] == "0,1" and r[-2] == "0" and r[-1] == "ok" for r in rows),
+          f"default pair 0,1 in the table, #wrong 0, volume ok (got {rows})")
+
+
+BAD_INPUT = [  # (args, ranks, message pattern)
+    (["--pairs", "0,0"], (2, 3), r"--pairs 0,0: the two ranks must differ"),
+    (["--pairs", "0,9"], (2, 3), r"--pairs 0,9: rank 9 is out of range for \d ranks"),
+    (["--pairs", "x"], (1, 3), r"bad --pairs 'x'"),
+    (["--pairs", "1,"], (3,), r"bad --pairs '1,'"),
+    ([], (1,), r"pingpong needs at least 2 ranks, got 1"),
+    (["--pairs", "all"], (1,), r"pingpong needs at least 2 ranks, got 1"),
+    (["--bogus"], (3,), r"--bogus"),
+    (["-b", "12Q"], (3,), r"bad size '12Q' for --min-bytes"),
+    (["-b", "1M", "-e", "1K"], (3,), r"larger than --max-bytes"),
+    (["-n", "0"], (3,), r"--iters must be at least 1"),
+    (["-c", "2"], (3,), r"--check must be 0 or 1"),
+    (["-t", "carrier-pigeon"], (3,), r"unknown transport"),
+]
+
+
+def test_bad_input():
+    for args, nps, pattern in BAD_INPUT:
+        for np in nps:
+            code, out, err = run(args, np=np)
+            lines = [l for l in err.splitlines() if l.strip()]
+            what = f"pingpong {' '.join(args)} (np {np})"
+            check(code == 2, f"{what}: exit code 2 (got {code})")
+            check(len(lines) == 1 and lines[0].startswith("pingpong: error: ")
+                  and re.search(pattern, lines[0]) is not None,
+                  f"{what}: one error line matching {pattern!r} (got {lines})")
+            check(out.strip() == "", f"{what}: nothing on stdout")
+
+
+def test_json_file():
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "pp.jsonl")
+        code, out, err = run(["-b", "8", "-e", "8K", "-f", "32", "--pairs", "all", "-J", path]
+                             + FAST, np=3)
+        check(code == 0, f"-J: exit 0 (got {code}: {err.strip()})")
+        check(os.path.exists(path) and not os.path.exists(path + ".tmp"),
+              "-J: the file is there, no .tmp left behind")
+        rows = [json.loads(l) for l in open(path)] if os.path.exists(path) else []
+        table = [l for l in out.splitlines() if l.strip() and not l.startswith("#")]
+        check([r["bytes"] for r in rows] == [8, 256, 8192] and len(table) == 3,
+              f"-J: one complete record per size, as many as table rows ({len(rows)}, {len(table)})")
+        check(all(len(r["latency_us_matrix"]) == 3 for r in rows), "-J: 3 x 3 matrices")
+    code, _, err = run(["-b", "8", "-e", "8", "-J", "/nonexistent/dir/pp.jsonl"])
+    check(code == 3 and "cannot write the JSON file '/nonexistent/dir/pp.jsonl'" in err,
+          f"unwritable -J path: exit code 3 (got {code}, {err!r})")
+
+
+def test_faults():
+    code, out, _ = run(["-b", "64", "-e", "64", "--pairs", "all", "--format", "jsonl"] + FAST,
+                       np=3, env={"COLLSCOPE_DEBUG_CORRUPT": "2"})
+    rows = json_rows(out)
+    check(code == 1 and len(rows) == 1 and rows[0]["wrong"] == 2
+          and rows[0]["first_bad_pair"] == [0, 2],
+          f"a corrupted payload: exit 1, wrong counted, first bad pair named (got {code}, {rows})")
+    code, _, err = run(["-b", "8", "-e", "8", "--timeout", "1"], np=3,
+                       env={"COLLSCOPE_DEBUG_STALL": "1:30"}, timeout=60)
+    check(code == 3, f"stalled rank: exit code 3 (got {code})")
+    check(re.search(r"pingpong: timeout: rank 0 stuck for more than 1\.0 s in pingpong/pingpong, "
+                    r"phase probe step 0, waiting to receive from rank 1", err) is not None,
+          f"timeout message names rank, phase and peer: {err!r}")
+
+
+if __name__ == "__main__":
+    {"matrix": test_matrix, "volume": test_volume, "bad_input": test_bad_input,
+     "json_file": test_json_file, "faults": test_faults}[sys.argv[2]]()
+    print(f"{'FAILED' if failures else 'PASSED'}: {len(failures)} failure(s)")
+    sys.exit(1 if failures else 0)
