@@ -1,8 +1,17 @@
 #include "../core/families.hpp"
+#include "collscope/reduce.hpp"
 
 namespace collscope {
+namespace {
 
-// Filled in as the reduce algorithms land.
-std::span<const Algorithm> reduce_algorithms() { return {}; }
+const Algorithm kReduce[] = {
+    {"reduce", "binomial", reduce_binomial, reduce_binomial_theory, reduce_binomial_constraint,
+     false, "binomial tree to the root, the whole vector up every edge (commutative ops)"},
+    {"reduce", "mpi", reduce_mpi, nullptr, reduce_mpi_constraint, true, "MPI_Reduce (vendor)"},
+};
+
+}  // namespace
+
+std::span<const Algorithm> reduce_algorithms() { return kReduce; }
 
 }  // namespace collscope
