@@ -12,6 +12,22 @@ using patterns::at;
 using patterns::Block;
 
 
+// Segments in flight per link. Posting every segment at once makes MPI's matching
+// queues long and the time quadratic in the segment count (thousands of segments of a
+// small --segment): a window keeps both queues short at no cost in bandwidth.
+constexpr std::size_t kWindow = 16;
+
+// Sends in order; waits for the oldest ones so at most `keep` stay in flight.
+struct SendQueue {
+  std::vector<Request> reqs;
+  std::size_t done = 0;
+  void push(Comm& comm, Request r, std::size_t keep) {
+    reqs.push_back(r);
+    while (reqs.size() - done > keep) comm.wait(reqs[done++]);
+  }
+  void finish(Comm& comm) { comm.wait_all(std::span(reqs).subspan(done)); }
+};
+
 Block segment(const TreeJob& job, std::size_t c, std::size_t seg_elems) {
   const std::size_t first = c * seg_elems;
   return {job.part.offset + first, std::min(seg_elems, job.part.count - first)};
@@ -33,7 +49,7 @@ struct ReduceState {
   Request& recv(std::size_t job, int child, std::size_t c) {
     return child_recv[(job * 2 + static_cast<std::size_t>(child)) * 2 + c % 2];
   }
-  std::vector<Request> sends;
+  SendQueue sends;
 };
 
 void post_child_recvs(Comm& comm, const CollArgs& a, const TreeJob& job, std::size_t j,
@@ -64,7 +80,7 @@ void reduce_segment(Comm& comm, const CollArgs& a, const TreeJob& job, std::size
     partial = acc;
   }
   if (job.node.parent >= 0)
-    st.sends.push_back(comm.isend(job.node.parent, partial, seg.count * elem, job.tag));
+    st.sends.push(comm, comm.isend(job.node.parent, partial, seg.count * elem, job.tag), kWindow);
   else if (partial != acc)
     comm.reducer().copy(acc, partial, seg.count * elem);  // a lone root, out of place
 }
@@ -86,41 +102,46 @@ void reduce_phase(Comm& comm, const CollArgs& a, std::span<const TreeJob> jobs,
         reduce_segment(comm, a, jobs[j], j, c, seg_elems, inbox, st);
   }
   // The broadcast overwrites these buffers: the sends must be finished first.
-  comm.wait_all(st.sends);
+  st.sends.finish(comm);
+}
+
+// Segment c of a job from its parent, straight into its place in recvbuf.
+Request post_parent_recv(Comm& comm, const CollArgs& a, const TreeJob& job, std::size_t c,
+                         std::size_t seg_elems) {
+  if (job.node.parent < 0 || c >= num_segments(job.part.count, seg_elems)) return {};
+  const Block seg = segment(job, c, seg_elems);
+  return comm.irecv(job.node.parent, at(a.recvbuf, seg, a.elem_size()),
+                    seg.count * a.elem_size(), job.tag + 1);
 }
 
 void broadcast_phase(Comm& comm, const CollArgs& a, std::span<const TreeJob> jobs,
                      std::size_t seg_elems) {
   const std::size_t elem = a.elem_size();
-  // Every segment lands in its own place in recvbuf, so all receives go up front.
-  std::vector<std::vector<Request>> from_parent(jobs.size());
+  // Receives run kWindow segments ahead: from_parent[j][c % kWindow] is segment c.
+  std::vector<std::vector<Request>> from_parent(jobs.size(), std::vector<Request>(kWindow));
   std::size_t max_segs = 0;
   for (std::size_t j = 0; j < jobs.size(); ++j) {
-    const TreeJob& job = jobs[j];
-    const std::size_t nseg = num_segments(job.part.count, seg_elems);
-    max_segs = std::max(max_segs, nseg);
-    if (job.node.parent < 0) continue;
-    for (std::size_t c = 0; c < nseg; ++c) {
-      const Block seg = segment(job, c, seg_elems);
-      from_parent[j].push_back(comm.irecv(job.node.parent, at(a.recvbuf, seg, elem),
-                                          seg.count * elem, job.tag + 1));
-    }
+    max_segs = std::max(max_segs, num_segments(jobs[j].part.count, seg_elems));
+    for (std::size_t c = 0; c < kWindow; ++c)
+      from_parent[j][c] = post_parent_recv(comm, a, jobs[j], c, seg_elems);
   }
-  std::vector<Request> sends;
+  SendQueue sends;
   for (std::size_t c = 0; c < max_segs; ++c) {
     comm.step("broadcast", static_cast<int>(c));
     for (std::size_t j = 0; j < jobs.size(); ++j) {
       const TreeJob& job = jobs[j];
       if (c >= num_segments(job.part.count, seg_elems)) continue;
-      if (job.node.parent >= 0) comm.wait(from_parent[j][c]);
+      comm.wait(from_parent[j][c % kWindow]);
+      from_parent[j][c % kWindow] = post_parent_recv(comm, a, job, c + kWindow, seg_elems);
       const Block seg = segment(job, c, seg_elems);
       for (int child : job.node.children)
         if (child >= 0)
-          sends.push_back(comm.isend(child, at(a.recvbuf, seg, elem),
-                                     seg.count * elem, job.tag + 1));
+          sends.push(comm, comm.isend(child, at(a.recvbuf, seg, elem), seg.count * elem,
+                                      job.tag + 1),
+                     2 * kWindow);
     }
   }
-  comm.wait_all(sends);
+  sends.finish(comm);
 }
 
 }  // namespace
