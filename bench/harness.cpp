@@ -197,8 +197,14 @@ void Runner::check_constraints(const std::vector<Case>& cases) const {
   if (opts_.in_place && coll_.in_place == InPlace::none)
     throw UsageError(std::string(coll_.name) + " has no in-place form: drop --in-place");
   if (!algo_.constraint) return;
-  for (const Case& c : cases)
-    if (auto why = algo_.constraint(nranks_, make_args(c))) throw UsageError(*why);
+  // No buffers exist yet: two distinct dummy addresses say whether the call is in place.
+  static char dummy[2];
+  for (const Case& c : cases) {
+    CollArgs a = make_args(c);
+    a.recvbuf = &dummy[0];
+    a.sendbuf = opts_.in_place ? &dummy[0] : &dummy[1];
+    if (auto why = algo_.constraint(nranks_, a)) throw UsageError(*why);
+  }
 }
 
 void Runner::barrier() {

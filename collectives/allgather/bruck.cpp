@@ -13,6 +13,7 @@
 // data (its first m blocks each step, N-1 blocks in all, counted with repeats).
 // Limits: none on N or count; scratch of the whole vector for the rotated buffer
 // (checked against --max-scratch), and the final rotation copies the vector once.
+#include "collscope/scratch_limit.hpp"
 #include "collscope/allgather.hpp"
 #include "collscope/patterns/bruck.hpp"
 #include "detail.hpp"
@@ -49,8 +50,8 @@ void unrotate(Comm& comm, const CollArgs& a, const std::byte* rotated) {
 
 }  // namespace
 
-std::optional<std::string> allgather_bruck_constraint(int, const CollArgs& a) {
-  return allgather_detail::scratch_check("bruck", a.bytes(), a);
+std::optional<std::string> allgather_bruck_constraint(int nranks, const CollArgs& a) {
+  return scratch_constraint("allgather", "bruck", a.bytes(), nranks, a);
 }
 
 void allgather_bruck(Comm& comm, const CollArgs& a) {

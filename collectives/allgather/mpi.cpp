@@ -6,17 +6,11 @@
 #include <vector>
 
 #include "collscope/allgather.hpp"
-#include "collscope/errors.hpp"
 #include "collscope/mpi_types.hpp"
 #include "collscope/patterns/block.hpp"
 
 namespace collscope {
 namespace {
-
-void check(int rc, const char* what) {
-  if (rc != MPI_SUCCESS) throw RuntimeError(std::string(what) + " failed with code " +
-                                            std::to_string(rc));
-}
 
 void allgatherv(Comm& comm, const void* send, const CollArgs& a) {
   const int n = comm.size();
@@ -28,7 +22,7 @@ void allgatherv(Comm& comm, const void* send, const CollArgs& a) {
   }
   const MPI_Datatype t = mpi_datatype(a.dtype);
   comm.step("MPI_Allgatherv", 0);
-  check(MPI_Allgatherv(send, counts[static_cast<std::size_t>(comm.rank())], t, a.recvbuf,
+  check_mpi(MPI_Allgatherv(send, counts[static_cast<std::size_t>(comm.rank())], t, a.recvbuf,
                        counts.data(), displs.data(), t, comm.mpi_comm()),
         "MPI_Allgatherv");
 }
@@ -48,7 +42,7 @@ void allgather_mpi(Comm& comm, const CollArgs& a) {
   const int each = static_cast<int>(own.count);
   const MPI_Datatype t = mpi_datatype(a.dtype);
   comm.step("MPI_Allgather", 0);
-  check(MPI_Allgather(send, each, t, a.recvbuf, each, t, comm.mpi_comm()), "MPI_Allgather");
+  check_mpi(MPI_Allgather(send, each, t, a.recvbuf, each, t, comm.mpi_comm()), "MPI_Allgather");
 }
 
 }  // namespace collscope

@@ -9,6 +9,7 @@
 // the bytes of the ring. Limits: needs (N-1) x the vector of scratch per rank.
 #include <string>
 
+#include "collscope/scratch_limit.hpp"
 #include "collscope/allreduce.hpp"
 
 namespace collscope {
@@ -18,10 +19,7 @@ enum : std::uint32_t { kTagDirect = 3 };
 
 std::optional<std::string> allreduce_direct_constraint(int nranks, const CollArgs& a) {
   const std::size_t need = static_cast<std::size_t>(nranks - 1) * a.bytes();
-  if (need <= a.scratch_limit) return std::nullopt;
-  return "allreduce/direct needs " + std::to_string(need) + " B of scratch per rank at " +
-         std::to_string(nranks) + " ranks, above the limit of " +
-         std::to_string(a.scratch_limit) + " B (--max-scratch)";
+  return scratch_constraint("allreduce", "direct", need, nranks, a);
 }
 
 void allreduce_direct(Comm& comm, const CollArgs& a) {

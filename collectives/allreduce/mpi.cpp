@@ -1,7 +1,6 @@
 // The vendor baseline: MPI_Allreduce on the communicator's own MPI communicator. Its
 // schedule is the library's business, so its bytes are neither counted nor predicted.
 #include "collscope/allreduce.hpp"
-#include "collscope/errors.hpp"
 #include "collscope/mpi_types.hpp"
 
 namespace collscope {
@@ -15,7 +14,7 @@ void allreduce_mpi(Comm& comm, const CollArgs& a) {
   const void* send = a.in_place() ? MPI_IN_PLACE : a.sendbuf;
   const int rc = MPI_Allreduce(send, a.recvbuf, static_cast<int>(a.count),
                                mpi_datatype(a.dtype), mpi_op(a.op, a.dtype), comm.mpi_comm());
-  if (rc != MPI_SUCCESS) throw RuntimeError("MPI_Allreduce failed with code " + std::to_string(rc));
+  check_mpi(rc, "MPI_Allreduce");
 }
 
 }  // namespace collscope

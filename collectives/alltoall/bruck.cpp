@@ -15,9 +15,10 @@
 // against 7 in 7). Fewer messages, more bytes: a latency algorithm for small blocks.
 // Limits: needs N + 2 x (largest message) blocks of scratch per rank (the rotated
 // work buffer and the packed message each way); pack and unpack copies at every step.
+#include "collscope/scratch_limit.hpp"
 #include "collscope/alltoall.hpp"
 #include "collscope/patterns/alltoall_bruck.hpp"
-#include "scratch_limit.hpp"
+#include "blocks.hpp"
 
 namespace collscope {
 namespace {
@@ -72,8 +73,8 @@ void copy_moved(Comm& comm, Blocks work, Blocks msg, int step, Direction d) {
 
 std::optional<std::string> alltoall_bruck_constraint(int nranks, const CollArgs& a) {
   const int blocks = nranks + 2 * patterns::a2a_bruck_max_blocks(nranks);
-  return detail::alltoall_scratch_check("bruck", detail::alltoall_blocks_bytes(a, blocks),
-                                        nranks, a);
+  return scratch_constraint("alltoall", "bruck", detail::alltoall_blocks_bytes(a, blocks),
+                            nranks, a);
 }
 
 void alltoall_bruck(Comm& comm, const CollArgs& a) {

@@ -2,7 +2,6 @@
 // schedule is the library's business, so its bytes are neither counted nor predicted.
 // Limits: MPI's int count (count is per peer, as MPI's sendcount).
 #include "collscope/alltoall.hpp"
-#include "collscope/errors.hpp"
 #include "collscope/mpi_types.hpp"
 
 namespace collscope {
@@ -17,7 +16,7 @@ void alltoall_mpi(Comm& comm, const CollArgs& a) {
   const int count = static_cast<int>(a.count);
   const MPI_Datatype type = mpi_datatype(a.dtype);
   const int rc = MPI_Alltoall(send, count, type, a.recvbuf, count, type, comm.mpi_comm());
-  if (rc != MPI_SUCCESS) throw RuntimeError("MPI_Alltoall failed with code " + std::to_string(rc));
+  check_mpi(rc, "MPI_Alltoall");
 }
 
 }  // namespace collscope

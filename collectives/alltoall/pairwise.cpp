@@ -11,9 +11,10 @@
 // Every rank sends and receives N-1 blocks in N-1 messages, the least any all-to-all
 // can move. Limits: none (any N, any count). In place, the whole input is first copied
 // to scratch (N x count elements), since step k overwrites blocks later steps send.
+#include "collscope/scratch_limit.hpp"
 #include "collscope/alltoall.hpp"
 #include "collscope/patterns/pairwise.hpp"
-#include "scratch_limit.hpp"
+#include "blocks.hpp"
 
 namespace collscope {
 namespace {
@@ -32,8 +33,8 @@ const std::byte* input_blocks(Comm& comm, const CollArgs& a, std::size_t total) 
 
 std::optional<std::string> alltoall_pairwise_constraint(int nranks, const CollArgs& a) {
   if (!a.in_place()) return std::nullopt;
-  return detail::alltoall_scratch_check("pairwise", detail::alltoall_blocks_bytes(a, nranks),
-                                        nranks, a);
+  return scratch_constraint("alltoall", "pairwise", detail::alltoall_blocks_bytes(a, nranks),
+                            nranks, a);
 }
 
 void alltoall_pairwise(Comm& comm, const CollArgs& a) {

@@ -17,9 +17,10 @@
 // "D/N per step" holds for the first hop only.
 // Limits: needs 2 (N-1) blocks of scratch per rank (the message being forwarded and the
 // one arriving).
+#include "collscope/scratch_limit.hpp"
 #include "collscope/alltoall.hpp"
 #include "collscope/patterns/alltoall_ring.hpp"
-#include "scratch_limit.hpp"
+#include "blocks.hpp"
 
 namespace collscope {
 namespace {
@@ -40,8 +41,8 @@ void pack_outgoing(Comm& comm, const CollArgs& a, std::byte* msg) {
 }  // namespace
 
 std::optional<std::string> alltoall_ring_constraint(int nranks, const CollArgs& a) {
-  return detail::alltoall_scratch_check(
-      "ring", 2 * detail::alltoall_blocks_bytes(a, nranks - 1), nranks, a);
+  return scratch_constraint("alltoall", "ring", 2 * detail::alltoall_blocks_bytes(a, nranks - 1),
+                            nranks, a);
 }
 
 void alltoall_ring(Comm& comm, const CollArgs& a) {

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "collscope/alltoallv.hpp"
-#include "collscope/errors.hpp"
 #include "collscope/mpi_types.hpp"
 #include "splits.hpp"
 
@@ -64,8 +63,7 @@ void alltoallv_mpi(Comm& comm, const CollArgs& a) {
   const int rc = MPI_Alltoallv(a.sendbuf, send_counts.data(), send_displs.data(), type,
                                a.recvbuf, recv_counts.data(), recv_displs.data(), type,
                                comm.mpi_comm());
-  if (rc != MPI_SUCCESS)
-    throw RuntimeError("MPI_Alltoallv failed with code " + std::to_string(rc));
+  check_mpi(rc, "MPI_Alltoallv");
 }
 
 }  // namespace collscope

@@ -2,7 +2,6 @@
 // root's receive buffer (the root first copies its send buffer there when out of place).
 // Its schedule is the library's business, so its bytes are neither counted nor predicted.
 #include "collscope/broadcast.hpp"
-#include "collscope/errors.hpp"
 #include "collscope/mpi_types.hpp"
 
 namespace collscope {
@@ -17,7 +16,7 @@ void broadcast_mpi(Comm& comm, const CollArgs& a) {
     comm.reducer().copy(a.recvbuf, a.sendbuf, a.bytes());
   const int rc = MPI_Bcast(a.recvbuf, static_cast<int>(a.count), mpi_datatype(a.dtype), a.root,
                            comm.mpi_comm());
-  if (rc != MPI_SUCCESS) throw RuntimeError("MPI_Bcast failed with code " + std::to_string(rc));
+  check_mpi(rc, "MPI_Bcast");
 }
 
 }  // namespace collscope

@@ -2,6 +2,7 @@
 
 #include <climits>
 
+#include "collscope/errors.hpp"
 #include "collscope/reducer.hpp"
 
 namespace collscope {
@@ -70,6 +71,11 @@ std::optional<std::string> mpi_count_constraint(std::size_t count) {
   if (count <= static_cast<std::size_t>(INT_MAX)) return std::nullopt;
   return "the vendor MPI collective takes an int count: " + std::to_string(count) +
          " elements is above " + std::to_string(INT_MAX);
+}
+
+void check_mpi(int rc, const char* call) {
+  if (rc != MPI_SUCCESS)
+    throw RuntimeError(std::string(call) + " failed with code " + std::to_string(rc));
 }
 
 }  // namespace collscope

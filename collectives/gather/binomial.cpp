@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "collscope/scratch_limit.hpp"
 #include "collscope/gather.hpp"
 #include "collscope/patterns/binomial.hpp"
 
@@ -111,10 +112,7 @@ void gather_at_root(Comm& comm, const CollArgs& a, const std::vector<int>& child
 std::optional<std::string> gather_binomial_constraint(int nranks, const CollArgs& a) {
   std::size_t need = 0;
   for (int v = 0; v < nranks; ++v) need = std::max(need, scratch_bytes(nranks, v, a));
-  if (need <= a.scratch_limit) return std::nullopt;
-  return "gather/binomial needs " + std::to_string(need) + " B of scratch per rank at " +
-         std::to_string(nranks) + " ranks, above the limit of " +
-         std::to_string(a.scratch_limit) + " B (--max-scratch)";
+  return scratch_constraint("gather", "binomial", need, nranks, a);
 }
 
 void gather_binomial(Comm& comm, const CollArgs& a) {

@@ -3,18 +3,12 @@
 // are neither counted nor predicted.
 #include <vector>
 
-#include "collscope/errors.hpp"
 #include "collscope/gather.hpp"
 #include "collscope/mpi_types.hpp"
 #include "collscope/patterns/block.hpp"
 
 namespace collscope {
 namespace {
-
-void check(int rc, const char* what) {
-  if (rc != MPI_SUCCESS)
-    throw RuntimeError(std::string(what) + " failed with code " + std::to_string(rc));
-}
 
 bool in_place_root(const Comm& comm, const CollArgs& a) {
   if (comm.rank() != a.root) return false;
@@ -35,7 +29,7 @@ void gather_mpi(Comm& comm, const CollArgs& a) {
   const int mine = static_cast<int>(patterns::block_of(a.count, n, r).count);
   if (a.count % static_cast<std::size_t>(n) == 0) {
     comm.step("MPI_Gather", 0);
-    check(MPI_Gather(send, mine, t, a.recvbuf, mine, t, a.root, comm.mpi_comm()), "MPI_Gather");
+    check_mpi(MPI_Gather(send, mine, t, a.recvbuf, mine, t, a.root, comm.mpi_comm()), "MPI_Gather");
     return;
   }
   comm.step("MPI_Gatherv", 0);
@@ -45,7 +39,7 @@ void gather_mpi(Comm& comm, const CollArgs& a) {
     counts[static_cast<std::size_t>(p)] = static_cast<int>(b.count);
     displs[static_cast<std::size_t>(p)] = static_cast<int>(b.offset);
   }
-  check(MPI_Gatherv(send, mine, t, a.recvbuf, counts.data(), displs.data(), t, a.root,
+  check_mpi(MPI_Gatherv(send, mine, t, a.recvbuf, counts.data(), displs.data(), t, a.root,
                     comm.mpi_comm()),
         "MPI_Gatherv");
 }

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "collscope/scratch_limit.hpp"
 #include "collscope/patterns/binomial.hpp"
 #include "collscope/reduce.hpp"
 
@@ -65,10 +66,7 @@ const void* reduce_children(Comm& comm, const CollArgs& a, const std::vector<int
 std::optional<std::string> reduce_binomial_constraint(int nranks, const CollArgs& a) {
   std::size_t need = 0;
   for (int v = 0; v < nranks; ++v) need = std::max(need, scratch_bytes(nranks, v, a));
-  if (need <= a.scratch_limit) return std::nullopt;
-  return "reduce/binomial needs " + std::to_string(need) + " B of scratch per rank at " +
-         std::to_string(nranks) + " ranks, above the limit of " +
-         std::to_string(a.scratch_limit) + " B (--max-scratch)";
+  return scratch_constraint("reduce", "binomial", need, nranks, a);
 }
 
 void reduce_binomial(Comm& comm, const CollArgs& a) {

@@ -1,7 +1,6 @@
 // The vendor baseline: MPI_Reduce on the communicator's own MPI communicator, with
 // MPI_IN_PLACE at the root when the call is in place (never elsewhere: only the root
 // has a receive buffer). Its bytes are neither counted nor predicted.
-#include "collscope/errors.hpp"
 #include "collscope/mpi_types.hpp"
 #include "collscope/reduce.hpp"
 
@@ -18,7 +17,7 @@ void reduce_mpi(Comm& comm, const CollArgs& a) {
   void* recv = root ? a.recvbuf : nullptr;
   const int rc = MPI_Reduce(send, recv, static_cast<int>(a.count), mpi_datatype(a.dtype),
                             mpi_op(a.op, a.dtype), a.root, comm.mpi_comm());
-  if (rc != MPI_SUCCESS) throw RuntimeError("MPI_Reduce failed with code " + std::to_string(rc));
+  check_mpi(rc, "MPI_Reduce");
 }
 
 }  // namespace collscope

@@ -18,9 +18,9 @@
 // folded pairs add the whole vector one way and a block the other.
 // Limits: none (any N, any count; empty ranges are skipped); scratch of twice the
 // vector on the ranks that take part in the halving (checked against --max-scratch).
+#include "collscope/scratch_limit.hpp"
 #include "collscope/patterns/recursive_doubling.hpp"
 #include "collscope/reduce_scatter.hpp"
-#include "detail.hpp"
 
 namespace collscope {
 namespace {
@@ -72,8 +72,8 @@ void halving(Comm& comm, const CollArgs& a, int vrank, const void* src, std::byt
 
 }  // namespace
 
-std::optional<std::string> reduce_scatter_halving_constraint(int, const CollArgs& a) {
-  return reduce_scatter_detail::scratch_check("halving", 2 * a.bytes(), a);
+std::optional<std::string> reduce_scatter_halving_constraint(int nranks, const CollArgs& a) {
+  return scratch_constraint("reduce_scatter", "halving", 2 * a.bytes(), nranks, a);
 }
 
 void reduce_scatter_halving(Comm& comm, const CollArgs& a) {

@@ -8,18 +8,12 @@
 // start of it to block r's place (one block, not overlapping: off(r) >= block(0)).
 #include <vector>
 
-#include "collscope/errors.hpp"
 #include "collscope/mpi_types.hpp"
 #include "collscope/patterns/block.hpp"
 #include "collscope/reduce_scatter.hpp"
 
 namespace collscope {
 namespace {
-
-void check(int rc, const char* what) {
-  if (rc != MPI_SUCCESS) throw RuntimeError(std::string(what) + " failed with code " +
-                                            std::to_string(rc));
-}
 
 void call_mpi(Comm& comm, const void* send, void* recv, const CollArgs& a) {
   const int n = comm.size();
@@ -28,14 +22,14 @@ void call_mpi(Comm& comm, const void* send, void* recv, const CollArgs& a) {
   if (a.count % static_cast<std::size_t>(n) == 0) {
     comm.step("MPI_Reduce_scatter_block", 0);
     const int each = static_cast<int>(a.count / static_cast<std::size_t>(n));
-    return check(MPI_Reduce_scatter_block(send, recv, each, t, op, comm.mpi_comm()),
+    return check_mpi(MPI_Reduce_scatter_block(send, recv, each, t, op, comm.mpi_comm()),
                  "MPI_Reduce_scatter_block");
   }
   std::vector<int> counts(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i)
     counts[static_cast<std::size_t>(i)] = static_cast<int>(patterns::block_of(a.count, n, i).count);
   comm.step("MPI_Reduce_scatter", 0);
-  check(MPI_Reduce_scatter(send, recv, counts.data(), t, op, comm.mpi_comm()),
+  check_mpi(MPI_Reduce_scatter(send, recv, counts.data(), t, op, comm.mpi_comm()),
         "MPI_Reduce_scatter");
 }
 

@@ -3,18 +3,12 @@
 // buffer when in place. Its bytes are neither counted nor predicted.
 #include <vector>
 
-#include "collscope/errors.hpp"
 #include "collscope/mpi_types.hpp"
 #include "collscope/patterns/block.hpp"
 #include "collscope/scatter.hpp"
 
 namespace collscope {
 namespace {
-
-void check(int rc, const char* what) {
-  if (rc != MPI_SUCCESS)
-    throw RuntimeError(std::string(what) + " failed with code " + std::to_string(rc));
-}
 
 bool in_place_root(const Comm& comm, const CollArgs& a) {
   if (comm.rank() != a.root) return false;
@@ -35,7 +29,7 @@ void scatter_mpi(Comm& comm, const CollArgs& a) {
   const int mine = static_cast<int>(patterns::block_of(a.count, n, r).count);
   if (a.count % static_cast<std::size_t>(n) == 0) {
     comm.step("MPI_Scatter", 0);
-    check(MPI_Scatter(a.sendbuf, mine, t, recv, mine, t, a.root, comm.mpi_comm()), "MPI_Scatter");
+    check_mpi(MPI_Scatter(a.sendbuf, mine, t, recv, mine, t, a.root, comm.mpi_comm()), "MPI_Scatter");
     return;
   }
   comm.step("MPI_Scatterv", 0);
@@ -45,7 +39,7 @@ void scatter_mpi(Comm& comm, const CollArgs& a) {
     counts[static_cast<std::size_t>(p)] = static_cast<int>(b.count);
     displs[static_cast<std::size_t>(p)] = static_cast<int>(b.offset);
   }
-  check(MPI_Scatterv(a.sendbuf, counts.data(), displs.data(), t, recv, mine, t, a.root,
+  check_mpi(MPI_Scatterv(a.sendbuf, counts.data(), displs.data(), t, recv, mine, t, a.root,
                      comm.mpi_comm()),
         "MPI_Scatterv");
 }
