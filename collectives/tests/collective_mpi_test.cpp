@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -180,6 +182,33 @@ TEST_P(CollectiveTest, ExactResultAndVolumeEqualsTheory) {
         << " received; theory " << theory.sent_bytes << "/" << theory.sent_msgs << ", "
         << theory.recv_bytes << "/" << theory.recv_msgs;
   }
+}
+
+// A barrier must hold every rank until the last one arrives: each round one rank (in
+// turn) arrives 3 ms late, and no rank may leave before that rank entered. Times come
+// from the one monotonic clock all processes of this machine share.
+TEST_P(CollectiveTest, BarrierHoldsEveryRankUntilTheLastArrives) {
+  const Algorithm& algo = *GetParam();
+  if (algo.collective != "barrier") GTEST_SKIP() << "not a barrier";
+  MpiTransport mpi(MPI_COMM_WORLD);
+  Comm comm(mpi, vendor_);
+  auto now_us = [] {
+    return std::chrono::duration<double, std::micro>(
+               std::chrono::steady_clock::now().time_since_epoch()).count();
+  };
+  long long early = 0;
+  for (int round = 0; round < 3 * n_; ++round) {
+    const int late = round % n_;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank_ == late) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    const double entered = now_us();
+    run_collective(comm, algo, CollArgs{});
+    const double left = now_us();
+    double late_entered = entered;
+    MPI_Bcast(&late_entered, 1, MPI_DOUBLE, late, MPI_COMM_WORLD);
+    early += left < late_entered ? 1 : 0;
+  }
+  EXPECT_EQ(sum_over_ranks(early), 0) << "ranks left the barrier before the last one arrived";
 }
 
 std::vector<const Algorithm*> algorithms() {
