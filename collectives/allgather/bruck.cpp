@@ -31,9 +31,13 @@ void exchange(Comm& comm, const CollArgs& a, std::byte* rotated) {
     const patterns::BruckStep s = patterns::bruck_step(r, n, k);
     const Block out = patterns::rotated_range(a.count, n, r, 0, s.nblocks);
     const Block in = patterns::rotated_range(a.count, n, r, s.distance, s.nblocks);
+    // Step 0 sends just the own block: straight from the send buffer, copied into the
+    // rotated buffer while it travels (copying first delays the send by the copy).
+    const void* src = k == 0 ? a.sendbuf : rotated;
     Request reqs[2] = {comm.irecv(s.recv_from, rotated + in.offset * elem, in.count * elem,
                                   kAllgatherTag),
-                       comm.isend(s.send_to, rotated, out.count * elem, kAllgatherTag)};
+                       comm.isend(s.send_to, src, out.count * elem, kAllgatherTag)};
+    if (k == 0) comm.reducer().copy(rotated, a.sendbuf, out.count * elem);
     comm.wait_all(reqs);
   }
 }
@@ -56,9 +60,7 @@ std::optional<std::string> allgather_bruck_constraint(int nranks, const CollArgs
 
 void allgather_bruck(Comm& comm, const CollArgs& a) {
   if (comm.size() == 1) return allgather_detail::place_own_block(comm, a);
-  const std::size_t own = patterns::block_of(a.count, comm.size(), comm.rank()).count;
   std::byte* rotated = static_cast<std::byte*>(comm.scratch(0, a.bytes()));
-  comm.reducer().copy(rotated, a.sendbuf, own * a.elem_size());
   exchange(comm, a, rotated);
   unrotate(comm, a, rotated);
 }
