@@ -450,6 +450,24 @@ void check_build_supports(const Options& o) {
                                          : "this build has no CUDA: --memory device is unavailable");
 }
 
+// A failure on one rank (a transport error) must end the job at once: unwinding would
+// destroy the transport, whose clean shutdown waits for peers that are still inside
+// the call. Errors every rank raises alike go on to the normal exit path.
+int run_or_abort(Runner& runner, const std::vector<Case>& cases, const std::string& program,
+                 int rank) {
+  try {
+    return run(runner, cases);
+  } catch (const UsageError&) {
+    throw;
+  } catch (const RuntimeErrorOnAllRanks&) {
+    throw;
+  } catch (const std::exception& e) {
+    std::cerr << program << ": rank " << rank << ": error: " << e.what() << std::endl;
+    MPI_Abort(MPI_COMM_WORLD, kExitRuntime);
+  }
+  return kExitRuntime;
+}
+
 // Flags that belong to one collective only.
 void check_collective_options(const CollectiveInfo& c, const Options& o) {
   const bool split_given = o.split != "uniform" || !o.split_file.empty();
@@ -491,7 +509,7 @@ int benchmark_main(std::string_view collective, std::string_view algorithm, int 
     char* fake_argv[] = {argv[0], nullptr};
     int fake_argc = 1;
     benchmark::Initialize(&fake_argc, fake_argv);  // its flags are not ours: parse none
-    code = run(runner, cases);
+    code = run_or_abort(runner, cases, program, rank);
   } catch (const UsageError& e) {
     if (rank == 0) std::cerr << program << ": error: " << e.what() << std::endl;
     code = kExitUsage;

@@ -48,11 +48,7 @@ class UcxTransport final : public Transport {
     int peer = -1;
     bool is_recv = false;
     std::size_t bytes = 0;
-    std::size_t received = 0;  // for a receive completed at once
-    // Where UCX writes a receive's length. It must outlive the call that posts the
-    // receive (a stack variable there corrupted the caller's stack), so it lives in
-    // the slot, and slots live in a deque, whose elements never move.
-    alignas(8) unsigned char recv_info[32] = {};
+    std::size_t received = 0;  // a receive's length, once complete
   };
   std::uint64_t ucx_tag(int source, Tag tag) const;
   int new_slot();
