@@ -1,5 +1,6 @@
 #include "collscope/bench/report.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <tuple>
@@ -135,6 +136,11 @@ nlohmann::json to_json(const Measurement& m) {
   j["first_bad_rank"] = m.first_bad_rank;
   j["first_bad_index"] = m.first_bad_index;
   j["times_us"] = m.times_us;
+  j["predicted_us"] = std::isnan(m.predicted_us) ? nlohmann::json(nullptr) : nlohmann::json(m.predicted_us);
+  j["model"] = m.model;
+  j["seed_sent_bytes"] =
+      std::isnan(m.seed_sent_bytes) ? nlohmann::json(nullptr) : nlohmann::json(m.seed_sent_bytes);
+  j["seed_formula"] = m.seed_formula;
   return j;
 }
 

@@ -15,6 +15,7 @@ Comm::Comm(Transport& transport, MPI_Comm mpi_comm)
 void Comm::begin_call(const char* collective, const char* algorithm, MemoryKind mem) {
   mem_ = mem;
   reducer_ = &reducer_for(mem);
+  if (wrap_reducer_) reducer_ = &wrap_reducer_(*reducer_);
   ++seq_;
   Progress& p = progress();
   p.collective.store(collective, std::memory_order_relaxed);

@@ -17,9 +17,10 @@
 #include "collscope/algorithm.hpp"
 #include "collscope/collective.hpp"
 #include "collscope/counting_transport.hpp"
-#include "collscope/mpi_transport.hpp"
+#include "collscope/transport_factory.hpp"
 #include "collscope/verify/collective_data.hpp"
 #include "collscope/verify/splits.hpp"
+#include "test_transport.hpp"
 
 namespace collscope {
 namespace {
@@ -41,7 +42,8 @@ struct Case {
     std::ostringstream s;
     s << "N=" << n << " count=" << count << " " << dtype_name(dtype) << " " << op_name(op)
       << " root=" << root << (in_place ? " in-place" : " out-of-place")
-      << " segment=" << segment_bytes << (split_name.empty() ? "" : " split=" + split_name);
+      << " segment=" << segment_bytes << (split_name.empty() ? "" : " split=" + split_name)
+      << " transport=" << test::transport_name();
     return s.str();
   }
 };
@@ -154,8 +156,8 @@ class CollectiveTest : public ::testing::TestWithParam<const Algorithm*> {
 TEST_P(CollectiveTest, ExactResultAndVolumeEqualsTheory) {
   const Algorithm& algo = *GetParam();
   const CollectiveInfo& info = *find_collective(algo.collective);
-  MpiTransport mpi(MPI_COMM_WORLD);
-  CountingTransport counting(mpi);
+  const auto transport = make_transport(test::transport_name(), MPI_COMM_WORLD);
+  CountingTransport counting(*transport);
   Comm comm(counting, vendor_);
   for (const Case& k : cases_for(info, n_)) {
     CollArgs a = args_for(k);
@@ -173,7 +175,8 @@ TEST_P(CollectiveTest, ExactResultAndVolumeEqualsTheory) {
     EXPECT_EQ(sum_over_ranks(static_cast<long long>(m.wrong)), 0)
         << k.describe(n_) << ": wrong elements (rank " << rank_ << " first bad index "
         << m.first_index << " got " << m.got << " want " << m.want << ")";
-    EXPECT_EQ(sum_over_ranks(mpi.open_requests()), 0) << k.describe(n_) << ": requests left open";
+    EXPECT_EQ(sum_over_ranks(open_requests(*transport)), 0)
+        << k.describe(n_) << ": requests left open";
     if (algo.vendor) continue;
     const RankVolume got = counting.total(), theory = algo.theory(rank_, n_, a);
     EXPECT_EQ(sum_over_ranks(got == theory ? 0 : 1), 0)
@@ -191,8 +194,8 @@ class BarrierTest : public CollectiveTest {};
 
 TEST_P(BarrierTest, HoldsEveryRankUntilTheLastArrives) {
   const Algorithm& algo = *GetParam();
-  MpiTransport mpi(MPI_COMM_WORLD);
-  Comm comm(mpi, vendor_);
+  const auto transport = make_transport(test::transport_name(), MPI_COMM_WORLD);
+  Comm comm(*transport, vendor_);
   auto now_us = [] {
     return std::chrono::duration<double, std::micro>(
                std::chrono::steady_clock::now().time_since_epoch()).count();

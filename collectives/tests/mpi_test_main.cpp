@@ -4,9 +4,26 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cstring>
+#include <string>
+
+#include "test_transport.hpp"
+
+namespace collscope::test {
+
+std::string& transport_name() {
+  static std::string name = "mpi";
+  return name;
+}
+
+}  // namespace collscope::test
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   ::testing::InitGoogleTest(&argc, argv);
+  for (int i = 1; i < argc; ++i)  // what GoogleTest left: our own flags
+    if (std::strncmp(argv[i], "--transport=", 12) == 0)
+      collscope::test::transport_name() = argv[i] + 12;
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) {

@@ -113,6 +113,8 @@ UcxTransport::UcxTransport(MPI_Comm comm) : h_(new Handles) {
 
 // One empty message each way on every endpoint, so the endpoints finish connecting
 // now rather than inside the first timed call. Tag sequence 0 is never a call's.
+// Connecting needs both sides' progress (over tcp the peer must accept and answer), so
+// no rank leaves before every rank is done.
 void UcxTransport::wire_up() {
   std::vector<Request> reqs;
   char dummy = 0;
@@ -122,7 +124,31 @@ void UcxTransport::wire_up() {
     reqs.push_back(isend(p, &dummy, 0, MemoryKind::host, Tag{0, 0}));
   }
   wait_all(reqs);
-  quiesce();
+  ucp_request_param_t param{};
+  std::vector<void*> flushing;
+  void* req = ucp_worker_flush_nbx(h_->worker, &param);
+  if (UCS_PTR_IS_ERR(req))
+    throw RuntimeError("ucx transport: worker flush failed: " + status_text(UCS_PTR_STATUS(req)));
+  if (UCS_PTR_IS_PTR(req)) flushing.push_back(req);
+  progress_until_all_ranks_done(flushing);
+}
+
+// Progresses the worker until this rank's `reqs` are complete (and frees them), then
+// until every rank has got that far: a rank that stops progressing UCX early could
+// leave a peer waiting on it forever.
+void UcxTransport::progress_until_all_ranks_done(std::vector<void*>& reqs) {
+  MPI_Request all_done = MPI_REQUEST_NULL;
+  for (int done = 0; !done;) {
+    if (ucp_worker_progress(h_->worker) == 0) sched_yield();  // oversubscribed cores
+    std::erase_if(reqs, [](void* req) {
+      if (ucp_request_check_status(req) == UCS_INPROGRESS) return false;
+      ucp_request_free(req);
+      return true;
+    });
+    if (!reqs.empty()) continue;
+    if (all_done == MPI_REQUEST_NULL) MPI_Ibarrier(comm_, &all_done);
+    MPI_Test(&all_done, &done, MPI_STATUS_IGNORE);
+  }
 }
 
 void UcxTransport::quiesce() {
@@ -135,28 +161,23 @@ void UcxTransport::quiesce() {
   ucp_request_free(req);
 }
 
+// Closing an endpoint with a flush needs the peer's worker to answer (over tcp it does),
+// so every rank keeps progressing until all have closed.
 void UcxTransport::close_endpoints() {
   std::vector<void*> closing;
   for (ucp_ep_h& ep : h_->eps) {
     if (!ep) continue;
-    ucp_request_param_t param{};
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    param.flags = 0;  // flush: finish what is outstanding, then close
+    ucp_request_param_t param{};  // no flags: flush what is outstanding, then close
     void* req = ucp_ep_close_nbx(ep, &param);
     if (UCS_PTR_IS_PTR(req)) closing.push_back(req);
     ep = nullptr;
   }
-  for (void* req : closing) {
-    progress_until_done(h_->worker, req);
-    ucp_request_free(req);
-  }
+  progress_until_all_ranks_done(closing);
 }
 
 UcxTransport::~UcxTransport() {
   if (h_->worker) {
     close_endpoints();
-    // Nobody destroys its worker while a peer may still flush towards it.
-    MPI_Barrier(comm_);
     ucp_worker_destroy(h_->worker);
   }
   if (h_->context) ucp_cleanup(h_->context);

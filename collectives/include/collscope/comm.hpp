@@ -6,7 +6,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "collscope/progress.hpp"
@@ -55,6 +57,10 @@ class Comm {
   void end_call();
   std::uint32_t seq() const { return seq_; }
   const Reducer& reducer() const { return *reducer_; }
+  // A decorator around the reducer begin_call chooses (the time model records each
+  // call's reductions this way: collscope/recording_transport.hpp). Empty: none.
+  using ReducerWrapper = std::function<const Reducer&(const Reducer&)>;
+  void set_reducer_wrapper(ReducerWrapper wrap) { wrap_reducer_ = std::move(wrap); }
   MemoryKind memory() const { return mem_; }
 
   // Point-to-point inside the current call. A zero-byte message is never sent: both
@@ -81,6 +87,7 @@ class Comm {
   Transport& transport_;
   MPI_Comm mpi_comm_;
   const Reducer* reducer_;
+  ReducerWrapper wrap_reducer_;
   MemoryKind mem_ = MemoryKind::host;
   std::uint32_t seq_ = 0;
   std::vector<std::vector<std::byte>> scratch_;

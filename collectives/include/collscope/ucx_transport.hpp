@@ -55,6 +55,7 @@ class UcxTransport final : public Transport {
   void check_args(int peer, MemoryKind mem) const;
   void close_endpoints();
   void wire_up();
+  void progress_until_all_ranks_done(std::vector<void*>& reqs);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;

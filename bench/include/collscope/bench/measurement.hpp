@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,12 @@ struct Measurement {
   std::uint64_t wrong = 0;
   int first_bad_rank = -1;
   std::int64_t first_bad_index = -1;
+
+  // The cost model (collectives/model): NaN / "" when there is none. JSON null for NaN.
+  double predicted_us = std::numeric_limits<double>::quiet_NaN();
+  std::string model;  // the model file, "" if none
+  double seed_sent_bytes = std::numeric_limits<double>::quiet_NaN();  // seed's bytes per rank
+  std::string seed_formula;  // e.g. "2(N-1)/N x D", "" if none
 
   // Fills time_us, time_us_min, time_us_max, algbw_gbps, busbw_gbps from times_us.
   void summarise(double busbw_factor);
