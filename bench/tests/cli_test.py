@@ -47,7 +47,6 @@ BAD_INPUT = [  # (binary, args, message pattern)
     ("allreduce_ring", ["-c", "2"], r"--check must be 0 or 1"),
     ("allreduce_ring", ["--format", "xml"], r"--format must be table or jsonl"),
     ("allreduce_ring", ["-t", "carrier-pigeon"], r"unknown transport"),
-    ("allreduce_ring", ["-t", "ucx"], r"UCX"),
     ("allreduce_ring", ["-m", "device"], r"device|CUDA"),
     ("allreduce_ring", ["-m", "gpu"], r"--memory must be host or device"),
     ("allreduce_ring", ["--segment", "0"], r"--segment must be at least 1"),

@@ -1,4 +1,3 @@
-#include <cstdlib>
 #include <string>
 
 #include "collscope/build_config.hpp"
@@ -15,13 +14,6 @@ std::unique_ptr<Transport> make_transport(std::string_view name, MPI_Comm comm) 
   if (name == "mpi") return std::make_unique<MpiTransport>(comm);
   if (name == "ucx") {
 #if COLLSCOPE_HAVE_UCX
-    // Known problem: small back-to-back calls can hang when a rank leaves a call and
-    // stops progressing UCX before its peer received everything (reproduced 8/8 with
-    // UCX_TLS=tcp,self). Until that is fixed the transport is opt-in.
-    const char* opt_in = std::getenv("COLLSCOPE_EXPERIMENTAL_UCX");
-    if (!opt_in || std::string(opt_in) != "1")
-      throw UsageError("the UCX transport is experimental (it can hang); set "
-                       "COLLSCOPE_EXPERIMENTAL_UCX=1 to use it anyway");
     return std::make_unique<UcxTransport>(comm);
 #else
     throw UsageError("this build has no UCX transport (install libucx-dev and rebuild)");
@@ -44,7 +36,9 @@ std::vector<std::string> transport_environment(std::string_view name) {
 int open_requests(const Transport& t) {
   if (auto* m = dynamic_cast<const MpiTransport*>(&t)) return m->open_requests();
 #if COLLSCOPE_HAVE_UCX
-  if (auto* u = dynamic_cast<const UcxTransport*>(&t)) return u->open_requests();
+  // Both our slots and the requests UCX handed out must be back to zero.
+  if (auto* u = dynamic_cast<const UcxTransport*>(&t))
+    return u->open_requests() + static_cast<int>(u->live_ucx_requests());
 #endif
   return -1;
 }
