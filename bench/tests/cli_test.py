@@ -3,7 +3,8 @@
 one line naming the problem, from every rank alike), JSON-lines records (every field,
 measured bytes equal to theory), the watchdog (exit code 3 naming rank and peer).
 
-usage: cli_test.py BIN_DIR GROUP   (GROUP: bad_input | jsonl | timeout | table | catalogue)
+usage: cli_test.py BIN_DIR GROUP   (GROUP: bad_input | jsonl | timeout | table | catalogue |
+                                          catalogue_bad_input | ucx)
 """
 import json
 import os
@@ -221,6 +222,47 @@ def test_catalogue():
                           f"{b}: the split file's matrix is used and reported")
 
 
+def test_ucx():
+    """The UCX transport end to end: rows say transport ucx and record UCX_* settings,
+    volume equals theory, nothing on stderr (no UCX warnings at exit), and a UCX that
+    cannot start is one line and exit code 3."""
+    with tempfile.TemporaryDirectory() as d:
+        for tls in ("", "tcp,self"):
+            path = os.path.join(d, "ucx.jsonl")
+            env = {"UCX_TLS": tls} if tls else {}
+            args = ["-t", "ucx", "-b", "0", "-e", "64K", "-f", "16", "-n", "3", "-w", "1", "-J", path]
+            if tls:
+                args = ["-x", "UCX_TLS"] + args  # not an option of ours: goes to mpirun below
+            code, out, err = run_mpirun_args("allreduce_ring", args, np=3, env=env)
+            what = f"allreduce_ring -t ucx (UCX_TLS={tls or 'default'})"
+            check(code == 0 and err.strip() == "", f"{what}: exit 0, nothing on stderr ({code}, {err.strip()[:200]!r})")
+            rows = [json.loads(l) for l in open(path)] if os.path.exists(path) else []
+            check(len(rows) == 6 and all(r["transport"] == "ucx" and r["volume"] == "ok" and r["wrong"] == 0
+                                         for r in rows), f"{what}: 6 rows, transport ucx, exact, volume ok")
+            if tls:
+                check(all(f"UCX_TLS={tls}" in r["transport_env"] for r in rows),
+                      f"{what}: UCX_TLS recorded in transport_env")
+        code, out, err = run_mpirun_args("pingpong", ["-x", "UCX_TLS", "-t", "ucx", "-b", "8", "-e", "4K", "-n", "3"],
+                                         np=2, env={"UCX_TLS": "tcp,self"})
+        check(code == 0 and "# rows" in out, f"pingpong -t ucx over tcp: exit 0 ({code}, {err.strip()[:200]!r})")
+    code, out, err = run_mpirun_args("allreduce_ring", ["-x", "UCX_TLS", "-t", "ucx", "-b", "8", "-e", "8"],
+                                     np=2, env={"UCX_TLS": "no-such-transport"})
+    ours = [l for l in err.splitlines() if l.startswith("allreduce_ring:")]
+    check(code == 3 and len(ours) == 1 and "ucx transport: ucp_init failed" in ours[0],
+          f"UCX that cannot start: exit 3, one line of ours ({code}, {ours})")
+
+
+def run_mpirun_args(binary, args, np, env):
+    """Like run(), but leading ["-x", VAR] pairs go to mpirun (to pass VAR to every rank)."""
+    pre = []
+    while args and args[0] == "-x":
+        pre += args[:2]
+        args = args[2:]
+    cmd = ["mpirun", "-q", "--oversubscribe", "-np", str(np)] + pre + [os.path.join(BIN, binary)] + args
+    p = subprocess.run(cmd, capture_output=True, text=True, env=dict(ENV, **env), timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
 def test_table():
     code, out, _ = run("allreduce_ring", ["-b", "1K", "-e", "64K", "-f", "4", "--in-place"], np=4)
     rows = [l.split() for l in out.splitlines() if l.strip() and not l.startswith("#")]
@@ -242,6 +284,6 @@ def test_timeout():
 if __name__ == "__main__":
     {"bad_input": test_bad_input, "jsonl": test_jsonl, "table": test_table,
      "timeout": test_timeout, "catalogue": test_catalogue,
-     "catalogue_bad_input": test_catalogue_bad_input}[sys.argv[2]]()
+     "catalogue_bad_input": test_catalogue_bad_input, "ucx": test_ucx}[sys.argv[2]]()
     print(f"{'FAILED' if failures else 'PASSED'}: {len(failures)} failure(s)")
     sys.exit(1 if failures else 0)
