@@ -57,12 +57,12 @@ void print_table_header(std::ostream& os, const RunInfo& info) {
   os << "# time: median over iterations of the slowest rank; GB = 1e9 B; sent/theory: bytes "
         "the busiest rank sent in one call (measured / exact theory)\n#\n";
   char line[256];
-  std::snprintf(line, sizeof line, "# %12s %12s %8s %6s %5s %11s %11s %11s %8s %8s %6s %14s %14s %8s\n",
-                "size(B)", "count", "type", "redop", "root", "time(us)", "min(us)", "max(us)",
+  std::snprintf(line, sizeof line, "# %12s %12s %8s %6s %5s %9s %11s %11s %11s %8s %8s %6s %14s %14s %8s\n",
+                "size(B)", "count", "type", "redop", "root", "transport", "time(us)", "min(us)", "max(us)",
                 "algbw", "busbw", "#wrong", "sent(B)", "theory(B)", "volume");
   os << line;
-  std::snprintf(line, sizeof line, "# %12s %12s %8s %6s %5s %11s %11s %11s %8s %8s %6s %14s %14s %8s\n",
-                "", "(elements)", "", "", "", "", "", "", "(GB/s)", "(GB/s)", "", "", "", "");
+  std::snprintf(line, sizeof line, "# %12s %12s %8s %6s %5s %9s %11s %11s %11s %8s %8s %6s %14s %14s %8s\n",
+                "", "(elements)", "", "", "", "", "", "", "", "(GB/s)", "(GB/s)", "", "", "", "");
   os << line << std::flush;
 }
 
@@ -74,9 +74,9 @@ void print_table_row(std::ostream& os, const Measurement& m) {
       busiest >= 0 && !m.theory.empty() ? std::to_string(m.theory[busiest].sent_bytes) : "n/a";
   const std::string wrong = m.checked ? std::to_string(m.wrong) : "N/A";
   char line[320];
-  std::snprintf(line, sizeof line, "  %12zu %12zu %8s %6s %5d %11s %11s %11s %8s %8s %6s %14s %14s %8s\n",
+  std::snprintf(line, sizeof line, "  %12zu %12zu %8s %6s %5d %9s %11s %11s %11s %8s %8s %6s %14s %14s %8s\n",
                 m.bytes, m.count, std::string(dtype_name(m.dtype)).c_str(),
-                std::string(op_name(m.op)).c_str(), m.root, fmt("%.2f", m.time_us).c_str(),
+                std::string(op_name(m.op)).c_str(), m.root, m.transport.c_str(), fmt("%.2f", m.time_us).c_str(),
                 fmt("%.2f", m.time_us_min).c_str(), fmt("%.2f", m.time_us_max).c_str(),
                 fmt("%.3f", m.algbw_gbps).c_str(), fmt("%.3f", m.busbw_gbps).c_str(),
                 wrong.c_str(), sent.c_str(), theory.c_str(), volume_status(m).c_str());

@@ -267,7 +267,8 @@ def test_table():
     code, out, _ = run("allreduce_ring", ["-b", "1K", "-e", "64K", "-f", "4", "--in-place"], np=4)
     rows = [l.split() for l in out.splitlines() if l.strip() and not l.startswith("#")]
     check(code == 0 and len(rows) == 4, f"table: 4 rows (exit {code})")
-    check(all(r[2] == "float" and r[3] == "sum" and r[10] == "0" and r[13] == "ok" and r[11] == r[12]
+    check(all(r[2] == "float" and r[3] == "sum" and r[5] == "mpi" and r[11] == "0" and r[14] == "ok"
+              and r[12] == r[13]
               for r in rows), "table: dtype, op, #wrong 0, sent == theory, volume ok")
     check("in-place" in out and "# Avg bus bandwidth" in out, "table: header and footer")
 
