@@ -163,10 +163,15 @@ ELEM = {"int8": 1, "uint8": 1, "half": 2, "bfloat16": 2, "int32": 4, "float": 4,
         "double": 8}
 
 
+CATALOGUE = ("reduce_scatter", "allgather", "broadcast", "reduce", "gather", "scatter",
+             "alltoall", "alltoallv", "barrier")
+
+
 def catalogue_binaries():
-    skip = ("allreduce_", "pingpong")
-    return sorted(b for b in os.listdir(BIN) if "_" in b and not b.endswith("_test")
-                  and not b.startswith(skip) and os.access(os.path.join(BIN, b), os.X_OK))
+    """<collective>_<algorithm> binaries of every collective but allreduce (jsonl group)."""
+    return sorted(b for b in os.listdir(BIN) if not b.endswith("_test")
+                  and any(b.startswith(c + "_") for c in CATALOGUE)
+                  and os.access(os.path.join(BIN, b), os.X_OK))
 
 
 def check_rows(name, rows, expect_rows, per_peer=False, vendor=False):

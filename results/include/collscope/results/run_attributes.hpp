@@ -1,0 +1,36 @@
+// What describes one run (one invocation of a binary): the /runs table of a results file.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+namespace collscope::results {
+
+struct RunAttributes {
+  std::string run_uuid;       // 32 random hex digits: tells runs apart across merges
+  std::string program;        // argv[0] without its directory
+  std::string suite_version;  // COLLSCOPE_VERSION
+  std::string git_revision;   // at configure time; "-dirty" when the tree had changes
+  std::string command_line;
+  std::string start_utc;             // 2025-01-31T12:34:56Z
+  std::vector<std::string> hosts;    // distinct host names, in the order of their first rank
+  int world_size = 1;
+  int nnodes = 1;
+  int ranks_per_node = 1;            // on the host with the most ranks
+  std::string mpi_library;           // MPI_Get_library_version, first line
+  std::string mpi_version;           // MPI_Get_version: "3.1"
+  std::string ucx_version;           // ucp_get_version_string(), "" without UCX
+  std::string nccl_version;          // the build's nccl.h, "" without NCCL
+  std::string cuda_version;          // the build's CUDA toolkit, "" without CUDA
+  std::string slurm_job_id, slurm_array_job_id, slurm_array_task_id, slurm_nodelist;  // "" outside Slurm
+};
+
+// Collective over `comm` (every rank's host name is gathered, on every rank).
+RunAttributes collect_run_attributes(int argc, char** argv, MPI_Comm comm);
+
+// The same without MPI (one host, world size 1, no MPI library): for tools and tests.
+RunAttributes local_run_attributes(int argc, const char* const* argv);
+
+}  // namespace collscope::results

@@ -1,0 +1,62 @@
+#include "collscope/results/results_reader.hpp"
+
+#include "file_io.hpp"
+#include "rows.hpp"
+#include "runs.hpp"
+
+namespace collscope::results {
+namespace {
+
+std::vector<Record> read_all(hid_t file, const std::string& path, const Layout& layout) {
+  h5::Id dataset = open_dataset(file, path);
+  return read_records(dataset.get(), layout, 0, length_of(dataset.get()));
+}
+
+template <class T>
+std::vector<T> read_pool(hid_t file, const std::string& path, hid_t memtype) {
+  h5::Id dataset = open_dataset(file, path);
+  std::vector<T> out(length_of(dataset.get()));
+  read_range(dataset.get(), memtype, out.data(), 0, out.size());
+  return out;
+}
+
+TableData read_table(hid_t file, const TableSpec& t) {
+  TableData d;
+  d.rows = read_all(file, dataset_path(t, "rows"), t.rows);
+  d.ranks = read_all(file, dataset_path(t, "ranks"), t.ranks);
+  for (const PoolSpec& p : t.pools) {
+    const std::string path = dataset_path(t, p.key);
+    if (p.kind == Kind::u64) d.u64_pools[p.key] = read_pool<std::uint64_t>(file, path, memtype_of(p.kind));
+    else d.f64_pools[p.key] = read_pool<double>(file, path, memtype_of(p.kind));
+  }
+  return d;
+}
+
+std::vector<StoredRow> stored_rows(hid_t file, const TableSpec& t) {
+  const TableData d = read_table(file, t);
+  std::vector<StoredRow> out;
+  for (std::size_t i = 0; i < d.rows.size(); ++i) {
+    const std::int64_t run_id = d.rows[i].get_int("run_id");
+    if (run_id >= 0) out.push_back({run_id, decode_row(t, d, i)});
+  }
+  return out;
+}
+
+}  // namespace
+
+ResultsContents read_results(const std::string& path) {
+  h5::QuietErrors quiet;
+  h5::Id file = open_results_file(path, false);
+  ResultsContents c;
+  const FileAttributes attrs = read_file_attributes(file.get());
+  c.schema_version = attrs.schema_version;
+  c.created_by = attrs.created_by;
+  c.created_utc = attrs.created_utc;
+  for (const Record& r : read_all(file.get(), "/runs", runs_layout()))
+    if (r.get_int("run_id") >= 0) c.runs.push_back({r.get_int("run_id"), decode_run(r)});
+  c.collective = stored_rows(file.get(), collective_table());
+  c.pingpong = stored_rows(file.get(), pingpong_table());
+  return c;
+}
+
+}  // namespace collscope::results

@@ -1,0 +1,45 @@
+// A JSON row <-> its records: the row, its per-rank rows and its pool arrays.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "record.hpp"
+#include "schema.hpp"
+
+namespace collscope::results {
+
+struct PoolValues {
+  const PoolSpec* pool = nullptr;
+  bool present = false;  // false: the JSON value was null or absent (offset -1)
+  std::vector<std::uint64_t> u64;
+  std::vector<double> f64;
+  std::size_t size() const { return pool->kind == Kind::u64 ? u64.size() : f64.size(); }
+};
+
+struct EncodedRow {
+  Record row;
+  std::vector<Record> ranks;  // `row` and `rank` columns set by the writer
+  std::vector<PoolValues> pools;
+  std::size_t payload_bytes() const;
+};
+
+// Throws collscope::RuntimeError naming the field for a row the schema cannot hold
+// (an unknown or missing field, a wrong type, a per-rank array of the wrong length).
+EncodedRow encode_row(const TableSpec& table, const nlohmann::json& row);
+
+// A whole table as read back: rows, ranks and pools.
+struct TableData {
+  std::vector<Record> rows, ranks;
+  std::map<std::string, std::vector<std::uint64_t>> u64_pools;
+  std::map<std::string, std::vector<double>> f64_pools;
+};
+
+// The JSON of rows[i], as the writer was given it (text cut to its field's size).
+nlohmann::json decode_row(const TableSpec& table, const TableData& data, std::size_t i);
+
+}  // namespace collscope::results

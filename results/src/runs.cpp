@@ -1,0 +1,64 @@
+#include "runs.hpp"
+
+#include "schema.hpp"
+
+namespace collscope::results {
+namespace {
+
+// The text fields of a run, by column name.
+template <class Run, class F>
+void for_each_text(Run& run, F f) {
+  f("run_uuid", run.run_uuid);
+  f("program", run.program);
+  f("suite_version", run.suite_version);
+  f("git_revision", run.git_revision);
+  f("command_line", run.command_line);
+  f("start_utc", run.start_utc);
+  f("mpi_library", run.mpi_library);
+  f("mpi_version", run.mpi_version);
+  f("ucx_version", run.ucx_version);
+  f("nccl_version", run.nccl_version);
+  f("cuda_version", run.cuda_version);
+  f("slurm_job_id", run.slurm_job_id);
+  f("slurm_array_job_id", run.slurm_array_job_id);
+  f("slurm_array_task_id", run.slurm_array_task_id);
+  f("slurm_nodelist", run.slurm_nodelist);
+}
+
+template <class Run, class F>
+void for_each_int(Run& run, F f) {
+  f("world_size", run.world_size);
+  f("nnodes", run.nnodes);
+  f("ranks_per_node", run.ranks_per_node);
+}
+
+}  // namespace
+
+Record encode_run(const RunAttributes& run, std::int64_t run_id) {
+  Record r(runs_layout());
+  r.set_int("run_id", run_id);
+  for_each_text(run, [&r](const char* name, const std::string& v) { r.set_text(name, v); });
+  for_each_int(run, [&r](const char* name, int v) { r.set_int(name, v); });
+  std::string hosts;
+  for (const std::string& h : run.hosts) {
+    if (!hosts.empty()) hosts += ',';
+    hosts += h;
+  }
+  r.set_text("hosts", hosts);
+  return r;
+}
+
+RunAttributes decode_run(const Record& r) {
+  RunAttributes run;
+  for_each_text(run, [&r](const char* name, std::string& v) { v = r.get_text(name); });
+  for_each_int(run, [&r](const char* name, int& v) { v = static_cast<int>(r.get_int(name)); });
+  const std::string hosts = r.get_text("hosts");
+  for (std::size_t start = 0; start < hosts.size();) {
+    const std::size_t end = std::min(hosts.find(',', start), hosts.size());
+    run.hosts.push_back(hosts.substr(start, end - start));
+    start = end + 1;
+  }
+  return run;
+}
+
+}  // namespace collscope::results

@@ -1,0 +1,139 @@
+#include "schema.hpp"
+
+namespace collscope::results {
+namespace {
+
+using M = Missing;
+
+Layout rows_layout(const std::vector<ScalarSpec>& scalars, const std::vector<PairSpec>& pairs,
+                   const std::vector<TextListSpec>& lists, const std::vector<RankGroupSpec>& groups,
+                   const std::vector<PoolSpec>& pools) {
+  std::vector<Field> f{{"run_id", Kind::i64}};
+  for (const ScalarSpec& s : scalars) f.push_back({s.key, s.kind, s.text_size});
+  for (const PairSpec& p : pairs) {
+    f.push_back({std::string(p.key) + "_a", Kind::i32});
+    f.push_back({std::string(p.key) + "_b", Kind::i32});
+  }
+  for (const TextListSpec& l : lists) f.push_back({l.key, Kind::text, l.text_size});
+  for (const RankGroupSpec& g : groups) f.push_back({g.known, Kind::boolean});
+  f.push_back({"ranks_offset", Kind::i64});
+  f.push_back({"ranks_count", Kind::i64});
+  for (const PoolSpec& p : pools) {
+    f.push_back({std::string(p.key) + "_offset", Kind::i64});
+    f.push_back({std::string(p.key) + "_count", Kind::i64});
+  }
+  return Layout(std::move(f));
+}
+
+Layout ranks_layout(const std::vector<RankGroupSpec>& groups) {
+  std::vector<Field> f{{"row", Kind::i64}, {"rank", Kind::i32}};
+  for (const RankGroupSpec& g : groups)
+    for (const RankColumn& c : g.columns) f.push_back({c.column, g.kind});
+  return Layout(std::move(f));
+}
+
+TableSpec make_table(std::string name, std::vector<ScalarSpec> scalars, std::vector<PairSpec> pairs,
+                     std::vector<TextListSpec> lists, std::vector<RankGroupSpec> groups,
+                     std::vector<PoolSpec> pools) {
+  Layout rows = rows_layout(scalars, pairs, lists, groups, pools);
+  Layout ranks = ranks_layout(groups);
+  return TableSpec{std::move(name), std::move(scalars), std::move(pairs), std::move(lists),
+                   std::move(groups), std::move(pools), 64, 1024, std::move(rows), std::move(ranks)};
+}
+
+// Per-rank volumes, as both tables report them.
+RankGroupSpec measured() {
+  return {"measured_known", Kind::u64,
+          {{"sent_bytes", "sent_bytes"}, {"recv_bytes", "recv_bytes"},
+           {"sent_msgs", "sent_msgs"}, {"recv_msgs", "recv_msgs"}}};
+}
+
+RankGroupSpec theory() {
+  return {"theory_known", Kind::u64,
+          {{"theory_sent_bytes", "theory_sent_bytes"}, {"theory_recv_bytes", "theory_recv_bytes"},
+           {"theory_sent_msgs", "theory_sent_msgs"}, {"theory_recv_msgs", "theory_recv_msgs"}}};
+}
+
+RankGroupSpec nodes() { return {"nodes_known", Kind::i32, {{"node_of_rank", "node"}}, true}; }
+
+}  // namespace
+
+// The collective table: every field of bench::to_json(Measurement).
+const TableSpec& collective_table() {
+  static const TableSpec t = make_table(
+      "collective",
+      {{"collective", Kind::text, 32}, {"algorithm", Kind::text, 64},
+       {"transport", Kind::text, 16}, {"memory", Kind::text, 16}, {"dtype", Kind::text, 16},
+       {"op", Kind::text, 16}, {"root", Kind::i32}, {"nranks", Kind::i32},
+       {"count", Kind::u64}, {"bytes", Kind::u64}, {"in_place", Kind::boolean},
+       {"split", Kind::text, 256, M::absent}, {"iters", Kind::i32}, {"warmup", Kind::i32},
+       {"time_us", Kind::f64}, {"time_us_min", Kind::f64}, {"time_us_max", Kind::f64},
+       {"algbw_gbps", Kind::f64}, {"busbw_gbps", Kind::f64}, {"volume", Kind::text, 16},
+       {"wrong", Kind::i64, 0, M::null}, {"first_bad_rank", Kind::i32},
+       {"first_bad_index", Kind::i64}, {"predicted_us", Kind::f64, 0, M::null},
+       {"model", Kind::text, 256}, {"seed_sent_bytes", Kind::f64, 0, M::null},
+       {"seed_formula", Kind::text, 128}},
+      {}, {{"transport_env", 512}},
+      {measured(), theory(),
+       {"traffic_known", Kind::u64,
+        {{"sent_intra_node_bytes", "sent_intra_node_bytes"},
+         {"sent_inter_node_bytes", "sent_inter_node_bytes"}}},
+       nodes()},
+      {{"times_us", Kind::f64, false, M::never},
+       {"traffic_bytes", Kind::u64, false, M::null},
+       {"splits", Kind::u64, false, M::absent}});
+  return t;
+}
+
+// The pingpong table: every field of pingpong's JSON record (bench/pingpong.cpp).
+const TableSpec& pingpong_table() {
+  static const TableSpec t = make_table(
+      "pingpong",
+      {{"collective", Kind::text, 32}, {"algorithm", Kind::text, 64},
+       {"transport", Kind::text, 16}, {"memory", Kind::text, 16}, {"nranks", Kind::i32},
+       {"bytes", Kind::u64}, {"iters", Kind::i32}, {"warmup", Kind::i32},
+       {"pairs", Kind::text, 8, M::absent}, {"time_us", Kind::f64}, {"time_us_min", Kind::f64},
+       {"time_us_max", Kind::f64}, {"slowest_rank", Kind::i32, 0, M::absent},
+       {"algbw_gbps", Kind::f64}, {"busbw_gbps", Kind::f64}, {"volume", Kind::text, 16},
+       {"wrong", Kind::i64, 0, M::null}},
+      {{"pair", M::null}, {"slowest_pair", M::absent}, {"first_bad_pair", M::null}},
+      {{"transport_env", 512}},
+      {measured(), theory(), nodes()},
+      {{"times_us", Kind::f64, false, M::absent},
+       {"traffic_bytes", Kind::u64, false, M::never},
+       {"latency_us_matrix", Kind::f64, true, M::absent},
+       {"bw_gbps_matrix", Kind::f64, true, M::absent}});
+  return t;
+}
+
+const std::vector<const TableSpec*>& row_tables() {
+  static const std::vector<const TableSpec*> all{&collective_table(), &pingpong_table()};
+  return all;
+}
+
+// One row per run (per open_for_append): the run's attributes.
+const Layout& runs_layout() {
+  static const Layout l({{"run_id", Kind::i64},
+                         {"run_uuid", Kind::text, 40},
+                         {"program", Kind::text, 128},
+                         {"suite_version", Kind::text, 32},
+                         {"git_revision", Kind::text, 64},
+                         {"command_line", Kind::text, 8192},
+                         {"start_utc", Kind::text, 32},
+                         {"hosts", Kind::text, 16384},
+                         {"world_size", Kind::i32},
+                         {"nnodes", Kind::i32},
+                         {"ranks_per_node", Kind::i32},
+                         {"mpi_library", Kind::text, 512},
+                         {"mpi_version", Kind::text, 16},
+                         {"ucx_version", Kind::text, 32},
+                         {"nccl_version", Kind::text, 32},
+                         {"cuda_version", Kind::text, 32},
+                         {"slurm_job_id", Kind::text, 32},
+                         {"slurm_array_job_id", Kind::text, 32},
+                         {"slurm_array_task_id", Kind::text, 32},
+                         {"slurm_nodelist", Kind::text, 4096}});
+  return l;
+}
+
+}  // namespace collscope::results

@@ -1,0 +1,82 @@
+// The tables of a results file, schema 1 (results/SCHEMA.md): which JSON field of a row
+// goes to which column, and how JSON's null and absent keys are stored.
+#pragma once
+
+#include <hdf5.h>
+
+#include <string>
+#include <vector>
+
+#include "record.hpp"
+
+namespace collscope::results {
+
+inline constexpr const char* kFormatName = "collscope results";
+
+// How a row says "no value" for a field, and so how the column stores it: -1 (ints,
+// pairs), NaN (doubles), "" (text), offset -1 (pools).
+enum class Missing {
+  never,   // the key is always there with a value
+  null,    // the key is there, null
+  absent,  // the key is left out
+};
+
+struct ScalarSpec {
+  const char* key;
+  Kind kind;
+  std::size_t text_size = 0;
+  Missing missing = Missing::never;
+};
+
+struct PairSpec {  // [a, b] -> columns key_a, key_b
+  const char* key;
+  Missing missing;
+};
+
+struct TextListSpec {  // a list of strings, stored joined by '\n'
+  const char* key;
+  std::size_t text_size;
+};
+
+struct RankColumn {
+  const char* key;     // the per-rank JSON array
+  const char* column;  // its column in the ranks table
+};
+
+// Per-rank arrays that are known or unknown together; unknown: 0 in the ranks table and
+// `known` false in the row; the JSON value then is null (or [] when empty_when_missing).
+struct RankGroupSpec {
+  const char* known;
+  Kind kind;
+  std::vector<RankColumn> columns;
+  bool empty_when_missing = false;
+};
+
+// A flat array per row in a 1-D pool dataset; the row holds <key>_offset and <key>_count.
+struct PoolSpec {
+  const char* key;
+  Kind kind;            // u64 or f64
+  bool square = false;  // JSON: N x N nested lists (else a flat list)
+  Missing missing = Missing::never;
+};
+
+struct TableSpec {
+  std::string name;  // the group: "collective", "pingpong"
+  std::vector<ScalarSpec> scalars;
+  std::vector<PairSpec> pairs;
+  std::vector<TextListSpec> text_lists;
+  std::vector<RankGroupSpec> rank_groups;
+  std::vector<PoolSpec> pools;
+  hsize_t row_chunk = 64, rank_chunk = 1024;
+  Layout rows, ranks;  // derived from the above
+};
+
+const TableSpec& collective_table();
+const TableSpec& pingpong_table();
+const std::vector<const TableSpec*>& row_tables();
+const Layout& runs_layout();
+
+inline constexpr hsize_t kRunChunk = 4;
+inline constexpr hsize_t kPoolChunk = 16384;  // elements
+
+}  // namespace collscope::results

@@ -1,0 +1,121 @@
+// A small driver for the Python tests of results files:
+//   results_tool write FILE PROGRAM FIRST COUNT   append COUNT collective and COUNT pingpong
+//                                                  sample rows from index FIRST, as one run
+//   results_tool forever FILE FIRST               append rows until killed, printing after
+//                                                  each "done <collective> <pingpong>"
+//   results_tool dump FILE                        the file as one JSON document
+//   results_tool check FILE                       every row equals its sample; prints counts
+// Errors: one line on stderr, exit 2 (usage) or 3 (runtime), as the binaries do.
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "collscope/errors.hpp"
+#include "collscope/results/results_file.hpp"
+#include "collscope/results/results_reader.hpp"
+#include "sample_rows.hpp"
+
+namespace {
+
+using namespace collscope;
+using namespace collscope::results;
+using nlohmann::json;
+
+RunAttributes run_of(const std::string& program, int argc, char** argv) {
+  RunAttributes a = local_run_attributes(argc, argv);
+  a.program = program;
+  return a;
+}
+
+int write(const std::string& file, const std::string& program, std::int64_t first, std::int64_t count,
+          int argc, char** argv) {
+  ResultsFile f = ResultsFile::open_for_append(file, run_of(program, argc, argv));
+  for (std::int64_t i = first; i < first + count; ++i) {
+    f.append_collective(testing::sample_collective(i));
+    f.append_pingpong(testing::sample_pingpong(i));
+  }
+  f.close();
+  std::cout << "run " << f.run_id() << std::endl;
+  return 0;
+}
+
+[[noreturn]] void forever(const std::string& file, std::int64_t first, int argc, char** argv) {
+  ResultsFile f = ResultsFile::open_for_append(file, run_of("forever", argc, argv));
+  for (std::int64_t i = first;; ++i) {
+    f.append_collective(testing::sample_collective(i));
+    f.append_pingpong(testing::sample_pingpong(i));
+    std::cout << "done " << i << std::endl;
+  }
+}
+
+json run_json(const StoredRun& r) {
+  const RunAttributes& a = r.attributes;
+  return {{"run_id", r.run_id},          {"run_uuid", a.run_uuid},
+          {"program", a.program},        {"suite_version", a.suite_version},
+          {"git_revision", a.git_revision}, {"command_line", a.command_line},
+          {"start_utc", a.start_utc},    {"hosts", a.hosts},
+          {"world_size", a.world_size},  {"nnodes", a.nnodes},
+          {"ranks_per_node", a.ranks_per_node}, {"mpi_library", a.mpi_library},
+          {"mpi_version", a.mpi_version}, {"ucx_version", a.ucx_version},
+          {"nccl_version", a.nccl_version}, {"cuda_version", a.cuda_version},
+          {"slurm_job_id", a.slurm_job_id}, {"slurm_array_job_id", a.slurm_array_job_id},
+          {"slurm_array_task_id", a.slurm_array_task_id}, {"slurm_nodelist", a.slurm_nodelist}};
+}
+
+json rows_json(const std::vector<StoredRow>& rows) {
+  json out = json::array();
+  for (const StoredRow& r : rows) out.push_back({{"run_id", r.run_id}, {"fields", r.fields}});
+  return out;
+}
+
+int dump(const std::string& file) {
+  const ResultsContents c = read_results(file);
+  json runs = json::array();
+  for (const StoredRun& r : c.runs) runs.push_back(run_json(r));
+  std::cout << json{{"schema_version", c.schema_version}, {"created_by", c.created_by},
+                    {"runs", runs}, {"collective", rows_json(c.collective)},
+                    {"pingpong", rows_json(c.pingpong)}}
+                   .dump()
+            << std::endl;
+  return 0;
+}
+
+// Every row must be exactly the sample it was made from.
+int check(const std::string& file) {
+  const ResultsContents c = read_results(file);
+  int bad = 0;
+  for (const StoredRow& r : c.collective)
+    if (r.fields != testing::sample_collective(testing::sample_index(r.fields))) ++bad;
+  for (const StoredRow& r : c.pingpong)
+    if (r.fields != testing::sample_pingpong(testing::sample_index(r.fields))) ++bad;
+  for (const auto* rows : {&c.collective, &c.pingpong})
+    for (const StoredRow& r : *rows)
+      if (r.run_id < 0 || r.run_id >= static_cast<std::int64_t>(c.runs.size())) ++bad;
+  std::cout << "runs " << c.runs.size() << " collective " << c.collective.size() << " pingpong "
+            << c.pingpong.size() << " bad " << bad << std::endl;
+  return bad ? 1 : 0;
+}
+
+int run(int argc, char** argv) {
+  const std::string cmd = argc > 2 ? argv[1] : "";
+  if (cmd == "write" && argc == 6) return write(argv[2], argv[3], std::atoll(argv[4]), std::atoll(argv[5]), argc, argv);
+  if (cmd == "forever" && argc == 4) forever(argv[2], std::atoll(argv[3]), argc, argv);
+  if (cmd == "dump" && argc == 3) return dump(argv[2]);
+  if (cmd == "check" && argc == 3) return check(argv[2]);
+  throw UsageError("usage: results_tool write|forever|dump|check FILE ...");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const collscope::UsageError& e) {
+    std::cerr << "results_tool: error: " << e.what() << std::endl;
+    return collscope::kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "results_tool: error: " << e.what() << std::endl;
+    return collscope::kExitRuntime;
+  }
+}

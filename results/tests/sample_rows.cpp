@@ -1,0 +1,146 @@
+#include "sample_rows.hpp"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "collscope/bench/measurement.hpp"
+#include "collscope/bench/report.hpp"
+
+namespace collscope::results::testing {
+namespace {
+
+using nlohmann::json;
+
+std::vector<RankVolume> volumes(int n, std::int64_t i, std::uint64_t scale) {
+  std::vector<RankVolume> v(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    const auto k = static_cast<std::uint64_t>(i + r);
+    v[static_cast<std::size_t>(r)] = RankVolume{scale * k, k + 1, scale * k + 3, k + 2};
+  }
+  return v;
+}
+
+std::vector<std::uint64_t> matrix(int n, std::int64_t i) {
+  std::vector<std::uint64_t> m(static_cast<std::size_t>(n * n));
+  for (std::size_t c = 0; c < m.size(); ++c) m[c] = static_cast<std::uint64_t>(i) * 7 + c;
+  return m;
+}
+
+void fill_vendor_or_counted(bench::Measurement& m, std::int64_t i) {
+  if (i % 4 == 3) return;  // a vendor collective: nothing measured, no theory
+  m.measured = volumes(m.nranks, i, 64);
+  m.theory = volumes(m.nranks, i, 64);
+  m.traffic_bytes = matrix(m.nranks, i);
+  m.volume_checked = true;
+}
+
+void fill_model(bench::Measurement& m, std::int64_t i) {
+  if (i % 2 == 1) return;  // no model: NaN / ""
+  m.predicted_us = 12.5 + static_cast<double>(i);
+  m.model = "models/cluster-" + std::to_string(i) + ".json";
+  m.seed_sent_bytes = 2.0 * static_cast<double>(m.bytes);
+  m.seed_formula = "2(N-1)/N x D";
+}
+
+}  // namespace
+
+json sample_collective(std::int64_t i) {
+  bench::Measurement m;
+  m.collective = i % 5 == 2 ? "alltoallv" : "allreduce";
+  m.algorithm = i % 4 == 3 ? "mpi" : "ring";
+  m.transport = i % 3 == 0 ? "ucx" : "mpi";
+  if (i % 3 == 0) m.transport_env = {"UCX_TLS=shm,self", "UCX_NET_DEVICES=all"};
+  m.dtype = i % 2 ? DataType::int32 : DataType::bfloat16;
+  m.op = i % 2 ? ReduceOp::max : ReduceOp::sum;
+  m.root = i % 6 == 1 ? 2 : -1;
+  m.nranks = 1 + static_cast<int>(i % 5);
+  m.count = static_cast<std::size_t>(i) * 3;
+  m.bytes = static_cast<std::size_t>(1000 + i);
+  m.in_place = i % 2 == 0;
+  if (m.collective == "alltoallv") {
+    m.split = i % 2 ? "skewed" : "file:splits/é-matrix.txt";
+    m.splits = matrix(m.nranks, i + 1);
+  }
+  m.iters = static_cast<int>(i % 4);
+  m.warmup = 2;
+  for (int k = 0; k < m.iters; ++k) m.times_us.push_back(1.25 * (k + 1) + static_cast<double>(i));
+  m.summarise(1.5);
+  fill_vendor_or_counted(m, i);
+  for (int r = 0; r < m.nranks; ++r) m.node_of_rank.push_back(r / 2);
+  m.checked = i % 7 != 5;  // -c 0 now and then: wrong is null
+  m.wrong = static_cast<std::uint64_t>(i % 3);
+  m.first_bad_rank = m.wrong ? 0 : -1;
+  m.first_bad_index = m.wrong ? 4'000'000'000'000 + i : -1;
+  fill_model(m, i);
+  return bench::to_json(m);
+}
+
+json sample_pingpong(std::int64_t i) {
+  const int n = 2 + static_cast<int>(i % 3);
+  json j;
+  j["collective"] = "pingpong";
+  j["algorithm"] = "pingpong";
+  j["transport"] = "mpi";
+  j["transport_env"] = json::array();
+  j["memory"] = "host";
+  j["nranks"] = n;
+  j["bytes"] = 1000 + i;
+  j["iters"] = 3;
+  j["warmup"] = 1;
+  if (i % 2 == 0) {  // one pair
+    j["pair"] = {0, n - 1};
+    j["time_us"] = 2.5;
+    j["time_us_min"] = 2.0;
+    j["time_us_max"] = 3.0 + static_cast<double>(i);
+    j["times_us"] = {2.0, 2.5, 3.0 + static_cast<double>(i)};
+  } else {  // --pairs all
+    j["pair"] = nullptr;
+    j["pairs"] = "all";
+    j["time_us"] = 4.5;
+    j["time_us_min"] = 1.5;
+    j["time_us_max"] = 9.0;
+    j["slowest_pair"] = {0, 1};
+    j["slowest_rank"] = 1;
+    json lat = json::array(), bw = json::array();
+    for (int a = 0; a < n; ++a) {
+      std::vector<double> la, ba;
+      for (int b = 0; b < n; ++b) {
+        la.push_back(a == b ? 0.0 : 1.0 + a + b + static_cast<double>(i));
+        ba.push_back(a == b ? 0.0 : 0.5 / (1.0 + a + b));
+      }
+      lat.push_back(la);
+      bw.push_back(ba);
+    }
+    j["latency_us_matrix"] = lat;
+    j["bw_gbps_matrix"] = bw;
+  }
+  j["algbw_gbps"] = 0.25;
+  j["busbw_gbps"] = 0.25;
+  const auto vols = volumes(n, i, 8);
+  for (const char* key : {"sent_bytes", "recv_bytes", "sent_msgs", "recv_msgs", "theory_sent_bytes",
+                          "theory_recv_bytes", "theory_sent_msgs", "theory_recv_msgs"}) {
+    json a = json::array();
+    for (const RankVolume& v : vols) {
+      const std::string k = key;
+      a.push_back(k.find("sent_bytes") != std::string::npos   ? v.sent_bytes
+                  : k.find("recv_bytes") != std::string::npos ? v.recv_bytes
+                  : k.find("sent_msgs") != std::string::npos  ? v.sent_msgs
+                                                              : v.recv_msgs);
+    }
+    j[key] = a;
+  }
+  j["traffic_bytes"] = matrix(n, i);
+  j["volume"] = "ok";
+  j["wrong"] = i % 5 == 4 ? json(nullptr) : json(i % 2);
+  j["first_bad_pair"] = i % 2 ? json{0, 1} : json(nullptr);
+  std::vector<int> nodes(static_cast<std::size_t>(n), 0);
+  j["node_of_rank"] = nodes;
+  return j;
+}
+
+std::int64_t sample_index(const nlohmann::json& row) {
+  return row.contains("bytes") ? row["bytes"].get<std::int64_t>() - 1000 : -1;
+}
+
+}  // namespace collscope::results::testing
