@@ -21,6 +21,7 @@
 #include "collscope/collective.hpp"
 #include "collscope/counting_transport.hpp"
 #include "collscope/errors.hpp"
+#include "collscope/results/results_file.hpp"
 #include "collscope/transport_factory.hpp"
 #include "collscope/verify/collective_data.hpp"
 #include "collscope/verify/splits.hpp"
@@ -351,8 +352,9 @@ Measurement Runner::measure(const Case& c, benchmark::State& state) {
 // Rank 0 prints each row as Google Benchmark reports the run; other ranks stay silent.
 class RowReporter final : public benchmark::BenchmarkReporter {
  public:
-  RowReporter(const Runner& runner, const std::vector<Measurement>& rows, std::ostream* json)
-      : runner_(runner), rows_(rows), json_(json) {}
+  RowReporter(const Runner& runner, const std::vector<Measurement>& rows, std::ostream* json,
+              results::ResultsFile* h5)
+      : runner_(runner), rows_(rows), json_(json), h5_(h5) {}
   bool ReportContext(const Context&) override {
     if (runner_.options().format == "table") print_table_header(std::cout, runner_.info());
     return true;
@@ -367,10 +369,12 @@ class RowReporter final : public benchmark::BenchmarkReporter {
     if (runner_.options().format == "table") print_table_row(std::cout, m);
     else std::cout << to_json(m).dump() << std::endl;
     if (json_) *json_ << to_json(m).dump() << std::endl;  // flushed: a crash keeps the rows
+    if (h5_) h5_->append_collective(to_json(m));          // on disk when it returns
   }
   const Runner& runner_;
   const std::vector<Measurement>& rows_;
   std::ostream* json_;
+  results::ResultsFile* h5_;
   std::size_t printed_ = 0;
 };
 
@@ -399,7 +403,7 @@ std::unique_ptr<std::ofstream> open_json(const Runner& runner, const std::string
   return out;
 }
 
-int run(Runner& runner, const std::vector<Case>& cases) {
+int run(Runner& runner, const std::vector<Case>& cases, results::ResultsFile* h5) {
   const Options& o = runner.options();
   std::unique_ptr<std::ofstream> json = open_json(runner, o.json_path);
   std::vector<Measurement> rows;
@@ -415,7 +419,7 @@ int run(Runner& runner, const std::vector<Case>& cases) {
         ->Unit(benchmark::kMicrosecond);
   }
   std::unique_ptr<benchmark::BenchmarkReporter> reporter;
-  if (runner.rank() == 0) reporter = std::make_unique<RowReporter>(runner, rows, json.get());
+  if (runner.rank() == 0) reporter = std::make_unique<RowReporter>(runner, rows, json.get(), h5);
   else reporter = std::make_unique<SilentReporter>();
   benchmark::RunSpecifiedBenchmarks(reporter.get());
   benchmark::ClearRegisteredBenchmarks();
@@ -453,10 +457,12 @@ void check_build_supports(const Options& o) {
 // A failure on one rank (a transport error) must end the job at once: unwinding would
 // destroy the transport, whose clean shutdown waits for peers that are still inside
 // the call. Errors every rank raises alike go on to the normal exit path.
-int run_or_abort(Runner& runner, const std::vector<Case>& cases, const std::string& program,
-                 int rank) {
+int run_or_abort(Runner& runner, const std::vector<Case>& cases, results::ResultsFile* h5,
+                 const std::string& program, int rank) {
   try {
-    return run(runner, cases);
+    const int code = run(runner, cases, h5);
+    if (h5) h5->close();
+    return code;
   } catch (const UsageError&) {
     throw;
   } catch (const RuntimeErrorOnAllRanks&) {
@@ -509,7 +515,13 @@ int benchmark_main(std::string_view collective, std::string_view algorithm, int 
     char* fake_argv[] = {argv[0], nullptr};
     int fake_argc = 1;
     benchmark::Initialize(&fake_argc, fake_argv);  // its flags are not ours: parse none
-    code = run_or_abort(runner, cases, program, rank);
+    // -O: opened on rank 0 once every input is known good; a bad file fails on all ranks.
+    std::unique_ptr<results::ResultsFile> h5;
+    if (!opts.output_path.empty())
+      h5 = results::open_results_on_root(
+          opts.output_path, results::collect_run_attributes(argc, argv, MPI_COMM_WORLD),
+          MPI_COMM_WORLD);
+    code = run_or_abort(runner, cases, h5.get(), program, rank);
   } catch (const UsageError& e) {
     if (rank == 0) std::cerr << program << ": error: " << e.what() << std::endl;
     code = kExitUsage;

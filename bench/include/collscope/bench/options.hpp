@@ -27,6 +27,7 @@ struct Options {
   MemoryKind memory = MemoryKind::host;
   std::string format = "table";
   std::string json_path;
+  std::string output_path;  // -O: HDF5 results file to append to
   double timeout_s = 0;  // 0: no watchdog
   bool in_place = false;
   std::size_t segment_bytes = std::size_t{1} << 20;
