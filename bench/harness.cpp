@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "collscope/algorithm.hpp"
@@ -20,6 +21,9 @@
 #include "collscope/build_config.hpp"
 #include "collscope/collective.hpp"
 #include "collscope/counting_transport.hpp"
+#include "collscope/model.hpp"
+#include "collscope/recording_transport.hpp"
+#include "collscope/seed_formulas.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/results/results_file.hpp"
 #include "collscope/transport_factory.hpp"
@@ -72,7 +76,8 @@ class Runner {
          MPI_Comm world)
       : algo_(algo), coll_(info_c), opts_(std::move(opts)), info_(std::move(info)),
         transport_(make_transport(opts_.transport, world)), counting_(*transport_),
-        comm_(counting_, dup(world)) {
+        recording_(counting_), comm_(recording_, dup(world)) {
+    recording_.attach_reducer(comm_);
     info_.options = &opts_;
     MPI_Comm_dup(world, &ctrl_);
     MPI_Comm_rank(ctrl_, &rank_);
@@ -87,6 +92,7 @@ class Runner {
 
   std::vector<Case> cases() const;
   void load_split_file();
+  void load_model();
   void check_constraints(const std::vector<Case>& cases) const;
   Measurement measure(const Case& c, benchmark::State& state);
 
@@ -106,16 +112,19 @@ class Runner {
   void barrier();
   void collect_volume(Measurement& m, const CollArgs& a);
   void collect_check(Measurement& m, const Case& c, const CollArgs& a);
+  void collect_model(Measurement& m, const CollArgs& a);
   std::vector<Case> alltoallv_cases() const;
   void maybe_stall() const;
 
   const Algorithm& algo_;
   const CollectiveInfo& coll_;
   std::vector<std::uint64_t> file_splits_;  // --split-file, read once
+  std::optional<Model> model_;              // --model
   Options opts_;
   RunInfo info_;
   std::unique_ptr<Transport> transport_;
   CountingTransport counting_;
+  RecordingTransport recording_;  // the probe call's schedule, for the cost model
   Comm comm_;
   MPI_Comm ctrl_ = MPI_COMM_NULL;  // the harness's own messages: barriers, gathers
   int rank_ = 0, nranks_ = 1;
@@ -154,6 +163,22 @@ void Runner::load_split_file() {
   MPI_Bcast(error.data(), len, MPI_CHAR, 0, ctrl_);
   if (!error.empty()) throw UsageError(error);
   MPI_Bcast(file_splits_.data(), static_cast<int>(nn), MPI_UINT64_T, 0, ctrl_);
+}
+
+// Every rank reads the --model file (it must be readable everywhere anyway) and all
+// agree whether that worked, so a bad file is one usage error on every rank.
+void Runner::load_model() {
+  if (opts_.model_path.empty()) return;
+  std::string error;
+  try {
+    model_ = collscope::load_model(opts_.model_path);
+  } catch (const UsageError& e) {
+    error = e.what();
+  }
+  int bad = error.empty() ? 0 : 1, any = 0;
+  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, ctrl_);
+  if (bad) throw UsageError(error);
+  if (any) throw UsageError("the model file '" + opts_.model_path + "' is unreadable on another rank");
 }
 
 // all-to-all-v: per size, every rank sends about `size` bytes split by the pattern; a
@@ -280,6 +305,20 @@ void Runner::collect_volume(Measurement& m, const CollArgs& a) {
   }
 }
 
+// The seed's closed form for this algorithm, and with --model the time the cost model
+// predicts for the schedule the probe call really ran (hand-written algorithms only).
+void Runner::collect_model(Measurement& m, const CollArgs& a) {
+  if (model_ && !algo_.vendor) {
+    WatchedSection w("trace gather");
+    const std::vector<RankTrace> traces = gather_traces(recording_, ctrl_, 0);
+    if (rank_ == 0) m.predicted_us = predict_us(traces, nodes_, *model_);
+  }
+  if (rank_ != 0) return;
+  m.model = opts_.model_path;
+  if (auto bytes = seed_sent_bytes(algo_.collective, algo_.name, nranks_, a)) m.seed_sent_bytes = *bytes;
+  if (auto text = seed_formula_text(algo_.collective, algo_.name)) m.seed_formula = std::string(*text);
+}
+
 void Runner::collect_check(Measurement& m, const Case& c, const CollArgs& a) {
   const verify::DataSpec ds = verify::data_spec_for(coll_, opts_.seed, c.dtype, c.op, nranks_);
   const std::size_t rcount = coll_.recv_count(a, rank_, nranks_);
@@ -331,10 +370,13 @@ Measurement Runner::measure(const Case& c, benchmark::State& state) {
 
   // The probe call: its traffic is the measured volume, its result is checked.
   counting_.reset();
+  if (model_) recording_.start();
   barrier();
   maybe_stall();
   run_collective(comm_, algo_, a);
+  recording_.stop();
   collect_volume(m, a);
+  collect_model(m, a);
   if (opts_.check) collect_check(m, c, a);
 
   for (int i = 0; i < opts_.warmup; ++i) timed_call(a);
@@ -509,6 +551,7 @@ int benchmark_main(std::string_view collective, std::string_view algorithm, int 
                  nullptr};
     Runner runner(*algo, *coll, opts, info, MPI_COMM_WORLD);
     runner.load_split_file();
+    runner.load_model();
     const std::vector<Case> cases = runner.cases();
     runner.check_constraints(cases);
     Watchdog watchdog(opts.timeout_s, rank, program);

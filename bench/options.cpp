@@ -124,6 +124,7 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   app.add_option("--format", o.format, "stdout format: table or jsonl");
   app.add_option("-J,--json", o.json_path, "also write JSON lines to this file");
   app.add_option("-O,--output", o.output_path, "append the results to this HDF5 file");
+  app.add_option("--model", o.model_path, "cost model file: predict each row's time");
   app.add_option("--timeout", o.timeout_s, "abort a call stuck longer than this (seconds)");
   app.add_flag("--in-place", o.in_place, "run in place (send buffer = receive buffer)");
   app.add_option("--segment", seg, "segment size of pipelined algorithms (tree, dbt)");

@@ -28,6 +28,7 @@ struct Options {
   std::string format = "table";
   std::string json_path;
   std::string output_path;  // -O: HDF5 results file to append to
+  std::string model_path;   // --model: cost model file (collectives/model/MODEL.md)
   double timeout_s = 0;  // 0: no watchdog
   bool in_place = false;
   std::size_t segment_bytes = std::size_t{1} << 20;
