@@ -41,21 +41,10 @@ void check_positive(int value, const char* flag, int min) {
 }
 
 void validate(const Options& o) {
-  if (o.min_bytes > o.max_bytes)
-    throw UsageError("--min-bytes (" + std::to_string(o.min_bytes) +
-                     ") is larger than --max-bytes (" + std::to_string(o.max_bytes) + ")");
-  if (o.step_factor < 2 && o.min_bytes != o.max_bytes)
-    throw UsageError("--step-factor must be at least 2");
-  check_positive(o.iters, "--iters", 1);
-  check_positive(o.warmup, "--warmup", 0);
+  validate_common_options(o);
   check_positive(o.root, "--root", 0);
-  if (o.format != "table" && o.format != "jsonl")
-    throw UsageError("--format must be table or jsonl, got '" + o.format + "'");
-  if (o.transport != "mpi" && o.transport != "ucx" && o.transport != "nccl")
-    throw UsageError("unknown transport '" + o.transport + "' (expected mpi, ucx or nccl)");
   if (o.split != "uniform" && o.split != "random" && o.split != "skewed")
     throw UsageError("--split must be uniform, random or skewed, got '" + o.split + "'");
-  if (!(o.timeout_s >= 0)) throw UsageError("--timeout must be >= 0 seconds");
   if (o.segment_bytes == 0) throw UsageError("--segment must be at least 1 byte");
   if (!o.all_ops)
     for (DataType t : o.dtypes)
@@ -66,6 +55,21 @@ void validate(const Options& o) {
 }
 
 }  // namespace
+
+void validate_common_options(const Options& o) {
+  if (o.min_bytes > o.max_bytes)
+    throw UsageError("--min-bytes (" + std::to_string(o.min_bytes) +
+                     ") is larger than --max-bytes (" + std::to_string(o.max_bytes) + ")");
+  if (o.step_factor < 2 && o.min_bytes != o.max_bytes)
+    throw UsageError("--step-factor must be at least 2");
+  check_positive(o.iters, "--iters", 1);
+  check_positive(o.warmup, "--warmup", 0);
+  if (o.format != "table" && o.format != "jsonl")
+    throw UsageError("--format must be table or jsonl, got '" + o.format + "'");
+  if (o.transport != "mpi" && o.transport != "ucx" && o.transport != "nccl")
+    throw UsageError("unknown transport '" + o.transport + "' (expected mpi, ucx or nccl)");
+  if (!(o.timeout_s >= 0)) throw UsageError("--timeout must be >= 0 seconds");
+}
 
 std::size_t parse_size(std::string_view text, std::string_view flag) {
   const std::string bad = "bad size '" + std::string(text) + "' for " + std::string(flag) +

@@ -85,21 +85,6 @@ void parse_pairs(const std::string& text, PingpongOptions& p) {
   p.pair = {*a, *b};
 }
 
-void validate(const Options& o) {
-  if (o.min_bytes > o.max_bytes)
-    throw UsageError("--min-bytes (" + std::to_string(o.min_bytes) +
-                     ") is larger than --max-bytes (" + std::to_string(o.max_bytes) + ")");
-  if (o.step_factor < 2 && o.min_bytes != o.max_bytes)
-    throw UsageError("--step-factor must be at least 2");
-  if (o.iters < 1) throw UsageError("--iters must be at least 1, got " + std::to_string(o.iters));
-  if (o.warmup < 0) throw UsageError("--warmup must be at least 0, got " + std::to_string(o.warmup));
-  if (o.format != "table" && o.format != "jsonl")
-    throw UsageError("--format must be table or jsonl, got '" + o.format + "'");
-  if (o.transport != "mpi" && o.transport != "ucx" && o.transport != "nccl")
-    throw UsageError("unknown transport '" + o.transport + "' (expected mpi, ucx or nccl)");
-  if (!(o.timeout_s >= 0)) throw UsageError("--timeout must be >= 0 seconds");
-}
-
 PingpongOptions parse_command_line(int argc, const char* const* argv) {
   PingpongOptions p;
   Options& o = p.common;
@@ -133,7 +118,7 @@ PingpongOptions parse_command_line(int argc, const char* const* argv) {
   o.min_bytes = parse_size(min_b, "--min-bytes");
   o.max_bytes = parse_size(max_b, "--max-bytes");
   parse_pairs(pairs, p);
-  validate(o);
+  validate_common_options(o);
   return p;
 }
 

@@ -47,6 +47,10 @@ std::size_t parse_size(std::string_view text, std::string_view flag);
 // The message sizes of a sweep: min, min*f, ... up to max (max itself always included).
 std::vector<std::size_t> sweep_sizes(const Options& o);
 
+// The checks every binary's command line shares (sizes, iterations, format, transport,
+// timeout): pingpong uses them too. Throws UsageError.
+void validate_common_options(const Options& o);
+
 // Throws UsageError with a one-line message for any bad input.
 Options parse_options(int argc, const char* const* argv, std::string_view program);
 
