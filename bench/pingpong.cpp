@@ -44,6 +44,7 @@
 #include "collscope/counting_transport.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/progress.hpp"
+#include "collscope/results/results_file.hpp"
 #include "collscope/transport_factory.hpp"
 #include "collscope/volume.hpp"
 
@@ -102,6 +103,7 @@ PingpongOptions parse_command_line(int argc, const char* const* argv) {
   app.add_option("--pairs", pairs, "two ranks A,B (default 0,1), or all");
   app.add_option("--format", o.format, "stdout format: table or jsonl");
   app.add_option("-J,--json", o.json_path, "also write JSON lines to this file");
+  app.add_option("-O,--output", o.output_path, "append the results to this HDF5 file");
   app.add_option("--timeout", o.timeout_s, "abort a round trip stuck longer than this (seconds)");
   app.set_help_flag("-h,--help", "print this help and exit");
   try {
@@ -671,11 +673,18 @@ SizeRecord measure_size(PingPong& pp, std::size_t bytes) {
   return s;
 }
 
-void report(const SizeRecord& s, const PingPong& pp, std::ofstream* json) {
+struct Outputs {
+  std::unique_ptr<std::ofstream> json;     // -J, rank 0
+  results::ResultsFile* h5 = nullptr;      // -O, rank 0
+};
+
+void report(const SizeRecord& s, const PingPong& pp, const Outputs& out) {
   const PingpongOptions& p = pp.options();
+  const nlohmann::json row = to_json(s, p, pp.nodes());
   if (p.common.format == "table") print_row(std::cout, s, p.common.iters);
-  else std::cout << to_json(s, p, pp.nodes()).dump() << std::endl;
-  if (json) *json << to_json(s, p, pp.nodes()).dump() << std::endl;  // flushed: a crash keeps rows
+  else std::cout << row.dump() << std::endl;
+  if (out.json) *out.json << row.dump() << std::endl;  // flushed: a crash keeps rows
+  if (out.h5) out.h5->append_pingpong(row);           // on disk when it returns
 }
 
 int finish(const PingpongOptions& p, std::unique_ptr<std::ofstream> json, bool failed, int rows) {
@@ -692,20 +701,21 @@ int finish(const PingpongOptions& p, std::unique_ptr<std::ofstream> json, bool f
   return failed ? kExitVerifyFailed : kExitOk;
 }
 
-int run(PingPong& pp) {
+int run(PingPong& pp, results::ResultsFile* h5) {
   const PingpongOptions& p = pp.options();
-  std::unique_ptr<std::ofstream> json = open_json(pp, p.common.json_path);
+  Outputs out{open_json(pp, p.common.json_path), h5};
   if (pp.rank() == 0 && p.common.format == "table") print_header(std::cout, p, pp.nranks());
   bool failed = false;
   int rows = 0;
   for (std::size_t bytes : sweep_sizes(p.common)) {
     const SizeRecord s = measure_size(pp, bytes);
     if (pp.rank() != 0) continue;
-    report(s, pp, json.get());
+    report(s, pp, out);
     failed = failed || s.wrong > 0 || !s.volume_error.empty();
     ++rows;
   }
-  int code = pp.rank() == 0 ? finish(p, std::move(json), failed, rows) : kExitOk;
+  if (h5) h5->close();
+  int code = pp.rank() == 0 ? finish(p, std::move(out.json), failed, rows) : kExitOk;
   MPI_Bcast(&code, 1, MPI_INT, 0, pp.ctrl());  // every rank exits alike
   return code;
 }
@@ -720,7 +730,13 @@ int main_on_all_ranks(int argc, char** argv, int rank, int nranks) {
   const double timeout_s = opts.common.timeout_s;
   PingPong pp(std::move(opts), MPI_COMM_WORLD);
   Watchdog watchdog(timeout_s, rank, kProgram);
-  return run(pp);
+  // -O: opened on rank 0 once every input is known good; a bad file fails on all ranks.
+  std::unique_ptr<results::ResultsFile> h5;
+  if (!pp.options().common.output_path.empty())
+    h5 = results::open_results_on_root(pp.options().common.output_path,
+                                       results::collect_run_attributes(argc, argv, MPI_COMM_WORLD),
+                                       MPI_COMM_WORLD);
+  return run(pp, h5.get());
 }
 
 }  // namespace

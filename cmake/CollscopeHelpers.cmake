@@ -31,3 +31,17 @@ function(collscope_add_benchmarks collective)
     set_property(GLOBAL APPEND PROPERTY COLLSCOPE_BENCHMARKS "${collective}:${algorithm}")
   endforeach()
 endfunction()
+
+# The Python 3 that runs the test scripts and reads results files: the first with h5py
+# and numpy. Debian's python3-h5py belongs to /usr/bin/python3, whatever python3 comes
+# first on PATH (pyenv, a virtual environment).
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+set(COLLSCOPE_H5PY_PYTHON /usr/bin/python3)
+foreach(candidate /usr/bin/python3 ${Python3_EXECUTABLE})
+  execute_process(COMMAND ${candidate} -c "import h5py, numpy" RESULT_VARIABLE no_h5py
+                  OUTPUT_QUIET ERROR_QUIET)
+  if(NOT no_h5py)
+    set(COLLSCOPE_H5PY_PYTHON ${candidate})
+    break()
+  endif()
+endforeach()

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """End-to-end tests of the pingpong binary through mpirun: the N x N matrices of
 --pairs all, the exact per-rank volume of one pair, bad input (exit code 2, one line),
-the -J file, and the failure paths (a corrupted payload exits 1, a stalled rank exits 3).
+the -J and -O files, and the failure paths (a corrupted payload exits 1, a stalled rank exits 3).
 
-usage: pingpong_test.py BIN_DIR GROUP   (GROUP: matrix | volume | bad_input | json_file | faults)
+usage: pingpong_test.py BIN_DIR GROUP   (GROUP: matrix | volume | bad_input | json_file | h5_file | faults)
 """
 import json
 import math
@@ -159,6 +159,40 @@ def test_json_file():
           f"unwritable -J path: exit code 3 (got {code}, {err!r})")
 
 
+def test_h5_file():
+    import h5py  # Debian's python3-h5py (scripts/bootstrap installs it)
+    import numpy as np
+    with tempfile.TemporaryDirectory() as d:
+        path, jpath = os.path.join(d, "pp.h5"), os.path.join(d, "pp.jsonl")
+        args = ["-b", "8", "-e", "8K", "-f", "32", "--pairs", "all"] + FAST
+        for _ in range(2):  # a second run appends to the same file
+            code, _, err = run(args + ["-O", path, "-J", jpath], np=3)
+            check(code == 0, f"-O: exit 0 (got {code}: {err.strip()})")
+        js = [json.loads(l) for l in open(jpath)] if os.path.exists(jpath) else []
+        with h5py.File(path, "r") as f:
+            rows, runs = f["pingpong/rows"][:], f["runs"][:]
+            check(len(runs) == 2 and all(r == b"pingpong" for r in runs["program"]),
+                  f"-O: two runs of pingpong ({runs['program'] if len(runs) else []})")
+            check(list(rows["bytes"]) == [8, 256, 8192] * 2 and list(rows["run_id"]) == [0] * 3 + [1] * 3,
+                  f"-O: one row per size per run ({list(rows['bytes'])})")
+            last = rows[-3:]
+            for row, rec in zip(last, js):
+                o, c = row["bw_gbps_matrix_offset"], row["bw_gbps_matrix_count"]
+                m = f["pingpong/bw_gbps_matrix"][o:o + c].reshape(3, 3)
+                check(c == 9 and np.array_equal(m, np.array(rec["bw_gbps_matrix"])),
+                      f"-O: the {row['bytes']} B bandwidth matrix equals the JSON record's")
+                check(row["time_us"] == rec["time_us"] and row["volume"] == rec["volume"].encode(),
+                      f"-O: the {row['bytes']} B row's time and volume equal the JSON record's")
+        foreign = os.path.join(d, "foreign.txt")
+        open(foreign, "w").write("not hdf5\n")
+        code, _, err = run(["-b", "8", "-e", "8", "-O", foreign])
+        check(code != 0 and open(foreign).read() == "not hdf5\n" and len(err.strip().splitlines()) == 1,
+              f"-O on a non-HDF5 file: refused in one line, left untouched (got {code}, {err!r})")
+    code, _, err = run(["-b", "8", "-e", "8", "-O", "/nonexistent/dir/pp.h5"])
+    check(code == 3 and len(err.strip().splitlines()) == 1 and "/nonexistent/dir/pp.h5" in err,
+          f"unwritable -O path: exit code 3, one line naming it (got {code}, {err!r})")
+
+
 def test_faults():
     code, out, _ = run(["-b", "64", "-e", "64", "--pairs", "all", "--format", "jsonl"] + FAST,
                        np=3, env={"COLLSCOPE_DEBUG_CORRUPT": "2"})
@@ -176,6 +210,6 @@ def test_faults():
 
 if __name__ == "__main__":
     {"matrix": test_matrix, "volume": test_volume, "bad_input": test_bad_input,
-     "json_file": test_json_file, "faults": test_faults}[sys.argv[2]]()
+     "json_file": test_json_file, "h5_file": test_h5_file, "faults": test_faults}[sys.argv[2]]()
     print(f"{'FAILED' if failures else 'PASSED'}: {len(failures)} failure(s)")
     sys.exit(1 if failures else 0)
