@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """End-to-end tests of the benchmark binaries through mpirun: bad input (exit code 2,
-one line naming the problem, from every rank alike), JSON-lines records (every field,
-measured bytes equal to theory), the watchdog (exit code 3 naming rank and peer).
+one line naming the problem, from every rank alike; bad --model and -O files), JSON-lines
+records (every field, measured bytes equal to theory), the watchdog (exit code 3 naming
+rank and peer).
 
 usage: cli_test.py BIN_DIR GROUP   (GROUP: bad_input | jsonl | timeout | table | catalogue |
                                           catalogue_bad_input | ucx)
@@ -14,6 +15,7 @@ import sys
 import tempfile
 
 BIN = sys.argv[1]
+SOURCE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_rmaps_base_oversubscribe="1")
 failures = []
@@ -108,8 +110,42 @@ def test_bad_input():
     code, _, err = run("allreduce_ring", ["-b", "8", "-e", "8", "-J", "/nonexistent/dir/x.jsonl"])
     check(code == 3 and "cannot write the JSON file '/nonexistent/dir/x.jsonl'" in err,
           f"unwritable -J path: exit code 3 and one line (got {code}, {err!r})")
+    check_model_and_output_files()
     code, out, _ = run("allreduce_ring", ["--help"], np=1)
     check(code == 0 and "--min-bytes" in out, "--help prints the options and exits 0")
+
+
+def check_model_and_output_files():
+    """--model and -O: every bad file is one line and a documented code; nothing clobbered."""
+    example = json.load(open(os.path.join(SOURCE_DIR, "collectives/model/example.json")))
+    with tempfile.TemporaryDirectory() as d:
+        def model_file(name, edit):
+            m = json.loads(json.dumps(example))
+            edit(m)
+            path = os.path.join(d, name)
+            json.dump(m, open(path, "w"))
+            return path
+        negative = model_file("neg.json", lambda m: m["intra_node"].update(bandwidth=-1))
+        missing = model_file("miss.json", lambda m: m["inter_node"].pop("link_delay"))
+        truncated = os.path.join(d, "trunc.json")
+        open(truncated, "w").write('{"intra_node": ')
+        foreign = os.path.join(d, "foreign.h5")
+        open(foreign, "w").write("a text file\n")
+        cases = [
+            (["--model", os.path.join(d, "none.json")], 2, r"model file '.*none.json': cannot be read"),
+            (["--model", negative], 2, r"intra_node.bandwidth must be positive, got -1"),
+            (["--model", missing], 2, r"missing parameter inter_node.link_delay"),
+            (["--model", truncated], 2, r"not valid JSON"),
+            (["-O", "/nonexistent/dir/x.h5"], 3, r"cannot create the results file '/nonexistent/dir/x.h5'"),
+            (["-O", foreign], 2, r"is not an HDF5 file: refusing to overwrite it"),
+        ]
+        for args, want, pattern in cases:
+            code, out, err = run("allreduce_ring", ["-b", "8", "-e", "8"] + args, np=2)
+            lines = [l for l in err.splitlines() if l.strip()]
+            check(code == want and len(lines) == 1 and re.search(pattern, lines[0]) is not None,
+                  f"allreduce_ring {' '.join(args)}: exit {want}, one line matching {pattern!r} "
+                  f"(got {code}, {lines})")
+        check(open(foreign).read() == "a text file\n", "-O left the foreign file untouched")
 
 
 FIELDS = ["collective", "algorithm", "transport", "memory", "dtype", "op", "root", "nranks",
