@@ -1,0 +1,77 @@
+// The collectives a layer calls, each at a named call site ("fwd fc2 allreduce Y [T,H]"),
+// through the algorithm the command line chose for that collective (--allreduce-alg).
+// Every call resets its group's counting transport, runs, and (while recording) keeps
+// what this rank sent and received at that site; the time spent inside the call is the
+// layer's communication time. Buffers travel in the storage dtype (tensor.hpp).
+//
+// Fault injection for the tests (COLLSCOPE_DEBUG_LAYER_FAULT=KIND:SITE, SITE a substring
+// of a call site's name): after a matching call, the group's last rank adds 1 to
+// element 0 of the result (corrupt) or writes NaN there (nan); skip leaves the call out
+// on every rank. The verification must then fail.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collscope/algorithm.hpp"
+#include "collscope/layers/group_comm.hpp"
+#include "collscope/layers/tensor.hpp"
+#include "collscope/volume.hpp"
+
+namespace collscope::layers {
+
+struct Fault {
+  enum class Kind { none, corrupt, nan, skip } kind = Kind::none;
+  std::string site;  // substring of the call sites it hits
+};
+// Parses COLLSCOPE_DEBUG_LAYER_FAULT; throws UsageError when it is malformed.
+Fault fault_from_environment();
+
+// What one rank saw of one call.
+struct CallRecord {
+  std::string site;
+  std::string collective;  // "allreduce"
+  GroupKind group = GroupKind::tp;
+  std::size_t count = 0;   // elements
+  RankVolume measured;     // this rank's, from its group's counting transport
+};
+
+class CollectiveCalls {
+ public:
+  // `algorithms`: collective name -> the algorithm to run it with.
+  CollectiveCalls(std::map<std::string, const Algorithm*, std::less<>> algorithms,
+                  DataType storage, Fault fault = {});
+
+  void add_group(std::unique_ptr<GroupComm> group);
+  GroupComm& group(GroupKind kind);
+  const Algorithm& algorithm(std::string_view collective) const;
+
+  // Sums `t` over the group, in place: every rank of the group ends with the sum.
+  void allreduce_sum(GroupKind group, std::string_view site, Tensor& t);
+
+  // Recording: the calls made between start and stop, in order.
+  void start_recording();
+  void stop_recording() { recording_ = false; }
+  const std::vector<CallRecord>& records() const { return records_; }
+  // Seconds spent inside collective calls since the last reset.
+  double comm_seconds() const { return comm_seconds_; }
+  void reset_comm_seconds() { comm_seconds_ = 0; }
+
+ private:
+  void run(GroupComm& g, const Algorithm& algo, CollArgs& args);
+  void inject_fault(const GroupComm& g, std::string_view site, Tensor& t) const;
+
+  std::map<std::string, const Algorithm*, std::less<>> algorithms_;
+  DataType storage_;
+  Fault fault_;
+  std::vector<std::unique_ptr<GroupComm>> groups_;
+  std::vector<CallRecord> records_;
+  bool recording_ = false;
+  double comm_seconds_ = 0;
+};
+
+}  // namespace collscope::layers

@@ -1,0 +1,43 @@
+// Local math of the layers: float32 ops for the sharded layer (GEMM through OpenBLAS's
+// cblas_sgemm) and float64 ops for the unsharded reference (plain loops in double).
+// Each float32 op rounds its result to the storage dtype once (tensor.hpp).
+//
+// GeLU is the exact one (PyTorch's and Megatron's default, not the tanh approximation):
+//   gelu(x)  = x * Phi(x) = x/2 * (1 + erf(x / sqrt 2))
+//   gelu'(x) = Phi(x) + x * phi(x),   phi(x) = exp(-x^2/2) / sqrt(2 pi)
+#pragma once
+
+#include "collscope/layers/tensor.hpp"
+
+namespace collscope::layers {
+
+enum class Trans { no, yes };
+
+// OpenBLAS runs one thread per process: ranks share the node's cores.
+void use_one_blas_thread();
+
+// C = op(A) op(B), op(M) = M or M^T; C is resized. Float32 accumulation, then C is
+// rounded to `storage`.
+void matmul(const Tensor& a, Trans ta, const Tensor& b, Trans tb, Tensor& c, DataType storage);
+Tensor matmul(const Tensor& a, Trans ta, const Tensor& b, Trans tb, DataType storage);
+
+Tensor gelu(const Tensor& z, DataType storage);
+// dZ = dA * gelu'(Z), element-wise.
+Tensor gelu_backward(const Tensor& da, const Tensor& z, DataType storage);
+// t *= s, element-wise, rounded to storage.
+void scale(Tensor& t, float s, DataType storage);
+
+// The float64 reference: the same ops, no rounding.
+RefTensor ref_matmul(const RefTensor& a, Trans ta, const RefTensor& b, Trans tb);
+RefTensor ref_gelu(const RefTensor& z);
+RefTensor ref_gelu_backward(const RefTensor& da, const RefTensor& z);
+void ref_add(RefTensor& acc, const RefTensor& t);  // acc += t
+void ref_scale(RefTensor& t, double s);
+
+// Scalar forms, shared by both and tested on their own.
+float gelu(float x);
+double gelu(double x);
+float gelu_grad(float x);
+double gelu_grad(double x);
+
+}  // namespace collscope::layers

@@ -1,0 +1,362 @@
+#include "collscope/layers/driver.hpp"
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "collscope/bench/watchdog.hpp"
+#include "collscope/errors.hpp"
+#include "collscope/layers/math.hpp"
+#include "collscope/layers/options.hpp"
+#include "collscope/layers/record.hpp"
+#include "collscope/seed_formulas.hpp"
+#include "collscope/transport_factory.hpp"
+
+namespace collscope::layers {
+namespace {
+
+using bench::WatchedSection;
+using Algorithms = std::map<std::string, const Algorithm*, std::less<>>;
+
+// ---- step 1: everything that needs only the command line and the world size ------------
+
+struct Prepared {
+  LayerOptions options;
+  ParallelConfig config;
+  Algorithms algorithms;
+  std::vector<PlannedCall> plan;
+  Fault fault;  // COLLSCOPE_DEBUG_LAYER_FAULT (collective_calls.hpp)
+};
+
+CollArgs call_args(const PlannedCall& c, DataType storage) {
+  CollArgs a;
+  a.count = c.count;
+  a.dtype = storage;
+  a.op = ReduceOp::sum;
+  return a;
+}
+
+// Each planned call must be one its algorithm can run (scratch, counts within MPI's int).
+void check_plan(const Prepared& p) {
+  static char dummy;  // in place: send == receive; no buffer exists yet
+  for (const PlannedCall& c : p.plan) {
+    const Algorithm& algo = *p.algorithms.at(c.collective);
+    if (!algo.constraint) continue;
+    CollArgs a = call_args(c, p.options.storage);
+    a.sendbuf = a.recvbuf = &dummy;
+    if (auto why = algo.constraint(group_size(p.config, c.group), a))
+      throw UsageError(c.site + ": " + *why);
+  }
+}
+
+Prepared prepare(Layer& layer, LayerOptions options, int world) {
+  Prepared p{std::move(options), {}, {}, {}, fault_from_environment()};
+  p.config = parallel_config(layer, p.options, world);
+  ModelDims dims = layer.dims();
+  dims.sp = layer.sequence_parallel();
+  if (auto why = config_violation(p.config, dims)) throw UsageError(*why);
+  p.algorithms = resolve_algorithms(layer, p.options);
+  p.plan = layer.plan(p.config, p.options.passes);
+  check_plan(p);
+  return p;
+}
+
+// ---- the exact theory and closed form of a call site, for every world rank --------------
+
+SiteVolume planned_site(const PlannedCall& c, const Prepared& p) {
+  const Algorithm& algo = *p.algorithms.at(c.collective);
+  const CollArgs args = call_args(c, p.options.storage);
+  SiteVolume s;
+  s.call = c;
+  s.algorithm = std::string(algo.name);
+  s.vendor = algo.vendor;
+  s.group_size = group_size(p.config, c.group);
+  s.bytes = args.bytes();
+  if (algo.theory)
+    for (int r = 0; r < p.config.world; ++r)
+      s.theory.push_back(algo.theory(group_of(p.config, c.group, r).position, s.group_size, args));
+  s.closed_form_bytes = seed_sent_bytes(c.collective, algo.name, s.group_size, args);
+  s.closed_form = std::string(seed_formula_text(c.collective, algo.name).value_or(""));
+  return s;
+}
+
+// Why the calls rank 0 made are not the planned ones, or nullopt.
+std::optional<std::string> plan_mismatch(const std::vector<PlannedCall>& plan,
+                                         const std::vector<CallRecord>& made) {
+  if (plan.size() != made.size())
+    return "the layer made " + std::to_string(made.size()) + " collective calls, its plan has " +
+           std::to_string(plan.size());
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const PlannedCall& p = plan[i];
+    const CallRecord& m = made[i];
+    if (p.site != m.site || p.collective != m.collective || p.group != m.group ||
+        p.count != m.count)
+      return "call " + std::to_string(i) + " was '" + m.site + "' (" + m.collective + " of " +
+             std::to_string(m.count) + " on " + std::string(group_name(m.group)) +
+             "), the plan says '" + p.site + "' (" + p.collective + " of " +
+             std::to_string(p.count) + " on " + std::string(group_name(p.group)) + ")";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> volume_mismatch(const SiteVolume& s) {
+  for (std::size_t r = 0; r < s.theory.size(); ++r) {
+    const RankVolume &got = s.measured[r], &want = s.theory[r];
+    if (got == want) continue;
+    return s.call.site + ": rank " + std::to_string(r) + " sent " +
+           std::to_string(got.sent_bytes) + " B in " + std::to_string(got.sent_msgs) +
+           " messages, received " + std::to_string(got.recv_bytes) + " B; theory: sent " +
+           std::to_string(want.sent_bytes) + " B in " + std::to_string(want.sent_msgs) +
+           ", received " + std::to_string(want.recv_bytes) + " B";
+  }
+  return std::nullopt;
+}
+
+// ---- steps 2 to 4 ------------------------------------------------------------------------
+
+class LayerRun {
+ public:
+  LayerRun(Layer& layer, const Prepared& p, MPI_Comm world);
+  ~LayerRun() { MPI_Comm_free(&ctrl_); }
+  LayerRun(const LayerRun&) = delete;
+  LayerRun& operator=(const LayerRun&) = delete;
+
+  LayerRecord run();
+
+ private:
+  static MPI_Comm dup(MPI_Comm c) {
+    MPI_Comm d;
+    MPI_Comm_dup(c, &d);
+    return d;
+  }
+  static int rank_of(MPI_Comm c) {
+    int r = 0;
+    MPI_Comm_rank(c, &r);
+    return r;
+  }
+  LayerRecord blank_record() const;
+  void barrier();
+  void run_passes();
+  void probe(LayerRecord& r);
+  void time_iterations(LayerRecord& r);
+  void collect_volume(LayerRecord& r);
+  std::vector<std::uint64_t> gather_measured(std::size_t calls);
+
+  Layer& layer_;
+  const Prepared& p_;
+  MPI_Comm ctrl_;  // the driver's own messages: barriers, gathers, timings
+  int rank_ = 0;
+  CollectiveCalls calls_;
+  LayerContext ctx_;
+};
+
+LayerRun::LayerRun(Layer& layer, const Prepared& p, MPI_Comm world)
+    : layer_(layer), p_(p), ctrl_(dup(world)), rank_(rank_of(ctrl_)),
+      calls_(p.algorithms, p.options.storage, p.fault),
+      ctx_(p_.config, rank_, p.options.storage, p.options.seed, calls_, ctrl_) {
+  for (GroupKind k : layer_.groups())
+    calls_.add_group(std::make_unique<GroupComm>(p_.config, k, ctrl_, p.options.transport));
+}
+
+void LayerRun::barrier() {
+  WatchedSection w("barrier");
+  MPI_Barrier(ctrl_);
+}
+
+void LayerRun::run_passes() {
+  if (p_.options.passes.forward) layer_.forward(ctx_);
+  if (p_.options.passes.backward) layer_.backward(ctx_);
+}
+
+LayerRecord LayerRun::blank_record() const {
+  const LayerOptions& o = p_.options;
+  LayerRecord r;
+  r.program = std::string(layer_.program());
+  r.layer = std::string(layer_.name());
+  r.scheme = std::string(layer_.scheme());
+  r.transport = o.transport;
+  r.transport_env = transport_environment(o.transport);
+  r.config = p_.config;
+  r.sp = layer_.sequence_parallel();
+  r.storage = o.storage;
+  r.passes = o.passes;
+  r.shape = layer_.shape_json();
+  r.seed = o.seed;
+  for (const auto& [coll, algo] : p_.algorithms) r.algorithms[coll] = std::string(algo->name);
+  r.iters = o.iters;
+  r.warmup = o.warmup;
+  r.seed_figure = layer_.seed_figure(p_.config, o.passes, o.storage);
+  return r;
+}
+
+// The counted, verified iteration. Backward alone needs forward's activations first.
+void LayerRun::probe(LayerRecord& r) {
+  if (!p_.options.passes.forward) layer_.forward(ctx_);
+  barrier();
+  calls_.start_recording();
+  run_passes();
+  calls_.stop_recording();
+  collect_volume(r);
+  WatchedSection w("verification");
+  r.checks = layer_.verify(ctx_, p_.options.passes);
+}
+
+void LayerRun::time_iterations(LayerRecord& r) {
+  for (int i = 0; i < p_.options.warmup + p_.options.iters; ++i) {
+    barrier();
+    calls_.reset_comm_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    run_passes();
+    const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double t[3] = {total * 1e6, calls_.comm_seconds() * 1e6, (total - calls_.comm_seconds()) * 1e6};
+    {
+      WatchedSection w("time exchange");
+      MPI_Allreduce(MPI_IN_PLACE, t, 3, MPI_DOUBLE, MPI_MAX, ctrl_);
+    }
+    if (i < p_.options.warmup) continue;
+    r.total_us.push_back(t[0]);
+    r.comm_us.push_back(t[1]);
+    r.compute_us.push_back(t[2]);
+  }
+}
+
+// Rank r's recorded calls, 4 numbers each, rank after rank (on rank 0).
+std::vector<std::uint64_t> LayerRun::gather_measured(std::size_t calls) {
+  std::vector<std::uint64_t> mine;
+  for (const CallRecord& c : calls_.records())
+    mine.insert(mine.end(), {c.measured.sent_bytes, c.measured.sent_msgs, c.measured.recv_bytes,
+                             c.measured.recv_msgs});
+  std::vector<std::uint64_t> all(rank_ == 0 ? mine.size() * p_.config.world : 0);
+  WatchedSection w("volume gather");
+  MPI_Gather(mine.data(), static_cast<int>(calls * 4), MPI_UINT64_T, all.data(),
+             static_cast<int>(calls * 4), MPI_UINT64_T, 0, ctrl_);
+  return all;
+}
+
+void LayerRun::collect_volume(LayerRecord& r) {
+  int n = static_cast<int>(calls_.records().size()), lo = n, hi = n;
+  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, ctrl_);
+  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, ctrl_);
+  const std::vector<std::uint64_t> all =
+      lo == hi ? gather_measured(static_cast<std::size_t>(n)) : std::vector<std::uint64_t>{};
+  if (rank_ != 0) return;
+  for (const PlannedCall& c : p_.plan) r.sites.push_back(planned_site(c, p_));
+  if (lo != hi)
+    r.volume_error = "ranks made different numbers of collective calls (" + std::to_string(lo) +
+                     " to " + std::to_string(hi) + ")";
+  else if (auto why = plan_mismatch(p_.plan, calls_.records()))
+    r.volume_error = *why;
+  if (!r.volume_error.empty()) return;
+  r.volume_measured = true;
+  for (std::size_t i = 0; i < r.sites.size(); ++i) {
+    SiteVolume& s = r.sites[i];
+    r.volume_measured = r.volume_measured && !s.vendor && !s.theory.empty();
+    if (s.vendor) continue;  // the counter saw nothing of the library's traffic
+    for (int rank = 0; rank < p_.config.world; ++rank) {
+      const std::uint64_t* v = &all[(static_cast<std::size_t>(rank) * r.sites.size() + i) * 4];
+      s.measured.push_back({v[0], v[1], v[2], v[3]});
+    }
+    if (auto why = volume_mismatch(s); why && r.volume_error.empty()) r.volume_error = *why;
+  }
+}
+
+LayerRecord LayerRun::run() {
+  LayerRecord r = blank_record();
+  layer_.setup(ctx_);
+  probe(r);
+  time_iterations(r);
+  return r;
+}
+
+// ---- step 5 and the exit paths -----------------------------------------------------------
+
+// Opens -J on rank 0 (as FILE.tmp, renamed at the end); every rank learns whether that
+// worked, so an unwritable path fails everywhere before any run.
+std::unique_ptr<std::ofstream> open_json(const std::string& path, int rank, MPI_Comm comm) {
+  std::unique_ptr<std::ofstream> out;
+  int ok = 1;
+  if (!path.empty() && rank == 0) {
+    out = std::make_unique<std::ofstream>(path + ".tmp", std::ios::trunc);
+    ok = out->good() ? 1 : 0;
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+  if (!ok) throw RuntimeErrorOnAllRanks("cannot write the JSON file '" + path + "'");
+  return out;
+}
+
+int report(const LayerRecord& r, const LayerOptions& o, std::ofstream* json) {
+  const std::string line = to_json(r).dump();
+  if (o.format == "table") print_table(std::cout, r);
+  else std::cout << line << std::endl;
+  if (json) {
+    *json << line << std::endl;
+    json->close();
+    if (std::rename((o.json_path + ".tmp").c_str(), o.json_path.c_str()) != 0) {
+      std::cerr << r.program << ": error: cannot rename '" << o.json_path << ".tmp' to '"
+                << o.json_path << "'" << std::endl;
+      return kExitRuntime;
+    }
+  }
+  return r.passed() ? kExitOk : kExitVerifyFailed;
+}
+
+int run_layer(Layer& layer, const Prepared& p) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::unique_ptr<std::ofstream> json = open_json(p.options.json_path, rank, MPI_COMM_WORLD);
+  bench::Watchdog watchdog(p.options.timeout_s, rank, std::string(layer.program()));
+  try {
+    LayerRun run(layer, p, MPI_COMM_WORLD);
+    const LayerRecord r = run.run();
+    int code = rank == 0 ? report(r, p.options, json.get()) : kExitOk;
+    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);  // every rank exits alike
+    return code;
+  } catch (const UsageError&) {
+    throw;
+  } catch (const RuntimeErrorOnAllRanks&) {
+    throw;
+  } catch (const std::exception& e) {
+    // Rank-specific: the others may be blocked in a call, so end the whole job.
+    std::cerr << layer.program() << ": rank " << rank << ": error: " << e.what() << std::endl;
+    MPI_Abort(MPI_COMM_WORLD, kExitRuntime);
+  }
+  return kExitRuntime;
+}
+
+}  // namespace
+
+int layer_main(std::unique_ptr<Layer> layer, int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  use_one_blas_thread();
+  int rank = 0, nranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  const std::string program(layer->program());
+  int code = kExitOk;
+  try {
+    LayerOptions options = parse_layer_options(*layer, argc, argv);
+    if (options.show_help) {
+      if (rank == 0) std::cout << options.help_text;
+    } else {
+      const Prepared p = prepare(*layer, std::move(options), nranks);
+      code = run_layer(*layer, p);
+    }
+  } catch (const UsageError& e) {
+    if (rank == 0) std::cerr << program << ": error: " << e.what() << std::endl;
+    code = kExitUsage;
+  } catch (const RuntimeErrorOnAllRanks& e) {
+    if (rank == 0) std::cerr << program << ": error: " << e.what() << std::endl;
+    code = kExitRuntime;
+  } catch (const std::exception& e) {
+    std::cerr << program << ": rank " << rank << ": error: " << e.what() << std::endl;
+    MPI_Abort(MPI_COMM_WORLD, kExitRuntime);
+  }
+  MPI_Finalize();
+  return code;
+}
+
+}  // namespace collscope::layers

@@ -1,0 +1,194 @@
+// layer_tp_mlp: Megatron's tensor-parallel MLP (seed 002 section 2), fc1 column-parallel,
+// GeLU, fc2 row-parallel, on one TP group of N ranks (and DP = world / N replicas, each
+// with its own micro-batch).
+//
+//   T = S x B tokens, H hidden, F FFN size (default 4H), f = F / N; TP rank t holds
+//   X  [T, H]  replicated in the group        W1_t [H, f]  columns t f .. (t+1) f - 1 of W1
+//   dY [T, H]  replicated (given gradient)    W2_t [f, H]  rows    t f .. (t+1) f - 1 of W2
+//
+//   forward                                   backward
+//   Z_t  = X W1_t            [T, f]           dA_t  = dY W2_t^T            [T, f]
+//   A_t  = gelu(Z_t)         [T, f]           dZ_t  = dA_t * gelu'(Z_t)    [T, f]
+//   Y_t  = A_t W2_t          [T, H] partial   dW2_t = A_t^T dY             [f, H]
+//   Y    = allreduce_t Y_t   [T, H]  <- (1)   dW1_t = X^T dZ_t             [H, f]
+//                                             dX_t  = dZ_t W1_t^T          [T, H] partial
+//                                             dX    = allreduce_t dX_t     [T, H]  <- (2)
+//
+// (1) fc2 is row-parallel: each rank holds a partial sum of Y over its f columns of A.
+// (2) X fed every rank's fc1 (Megatron's f: identity forward, allreduce backward), so
+//     its gradient is the sum of the ranks' contributions. GeLU is element-wise on the
+//     column shard: no collective between the two GEMMs (why fc1 is the column one).
+// Volume: ring allreduce of [T, H] sends 2(N-1)/N x T H x elem per rank per call (exact
+// theory with uneven blocks: collectives/theory/allreduce.cpp). Seed 002 counts each
+// allreduce as 2 Phi, Phi = b s h elements, the MLP as 4 Phi (seed_figure below).
+// Verification: Y, dX from every rank; dW1, dW2 assembled from the shards; against the
+// float64 MLP on the gathered X, W1, W2, dY, per replica.
+#include <cmath>
+
+#include "collscope/errors.hpp"
+#include "collscope/layers/catalogue.hpp"
+#include "collscope/layers/data.hpp"
+#include "collscope/layers/gather.hpp"
+#include "collscope/layers/math.hpp"
+
+namespace collscope::layers {
+namespace {
+
+constexpr const char* kForwardSite = "fwd fc2 allreduce Y [T,H]";
+constexpr const char* kBackwardSite = "bwd fc1 allreduce dX [T,H]";
+
+struct Shape {
+  std::int64_t seq = 8, batch = 2, hidden = 32, ffn = 0;  // ffn 0: 4 x hidden
+  std::size_t tokens() const { return static_cast<std::size_t>(seq * batch); }
+  std::size_t h() const { return static_cast<std::size_t>(hidden); }
+  std::size_t f() const { return static_cast<std::size_t>(ffn > 0 ? ffn : 4 * hidden); }
+};
+
+// The float64 MLP, forward and backward, on whole tensors.
+struct Reference {
+  RefTensor y, dx, dw1, dw2;
+};
+
+Reference reference_mlp(const RefTensor& x, const RefTensor& w1, const RefTensor& w2,
+                        const RefTensor& dy) {
+  const RefTensor z = ref_matmul(x, Trans::no, w1, Trans::no);
+  const RefTensor a = ref_gelu(z);
+  const RefTensor dz = ref_gelu_backward(ref_matmul(dy, Trans::no, w2, Trans::yes), z);
+  return {ref_matmul(a, Trans::no, w2, Trans::no), ref_matmul(dz, Trans::no, w1, Trans::yes),
+          ref_matmul(x, Trans::yes, dz, Trans::no), ref_matmul(a, Trans::yes, dy, Trans::no)};
+}
+
+class TpMlp final : public Layer {
+ public:
+  std::string_view program() const override { return "layer_tp_mlp"; }
+  std::string_view name() const override { return "tp_mlp"; }
+  std::string_view scheme() const override { return "tp"; }
+  std::string_view summary() const override {
+    return "tensor-parallel MLP: column-parallel fc1 -> GeLU -> row-parallel fc2; one "
+           "allreduce [T,H] forward, one backward";
+  }
+  DegreeFlags degree_flags() const override { return {true, true}; }
+
+  void add_options(CLI::App& app) override {
+    app.add_option("-S,--seq", shape_.seq, "sequence length S (tokens T = S x B)");
+    app.add_option("-B,--batch", shape_.batch, "micro-batch size B");
+    app.add_option("-H,--hidden", shape_.hidden, "hidden size H");
+    app.add_option("-F,--ffn", shape_.ffn, "FFN size F (default 4 x H), divisible by TP");
+  }
+  void check_shape() const override {
+    if (shape_.seq < 1 || shape_.batch < 1 || shape_.hidden < 1 || shape_.ffn < 0)
+      throw UsageError("--seq, --batch and --hidden must be at least 1, --ffn at least 0");
+  }
+  ModelDims dims() const override {
+    ModelDims d;
+    d.ffn = static_cast<std::int64_t>(shape_.f());
+    return d;
+  }
+  nlohmann::ordered_json shape_json() const override {
+    return {{"S", shape_.seq}, {"B", shape_.batch}, {"T", shape_.tokens()},
+            {"H", shape_.hidden}, {"F", shape_.f()}};
+  }
+  std::vector<std::string> collectives() const override { return {"allreduce"}; }
+  std::vector<GroupKind> groups() const override { return {GroupKind::tp}; }
+
+  std::vector<PlannedCall> plan(const ParallelConfig&, Passes p) const override {
+    const std::size_t th = shape_.tokens() * shape_.h();
+    std::vector<PlannedCall> calls;
+    if (p.forward) calls.push_back({kForwardSite, "allreduce", GroupKind::tp, th});
+    if (p.backward) calls.push_back({kBackwardSite, "allreduce", GroupKind::tp, th});
+    return calls;
+  }
+
+  SeedFigure seed_figure(const ParallelConfig& c, Passes p, DataType storage) const override {
+    const double phi = static_cast<double>(shape_.tokens() * shape_.h());
+    const double calls = (p.forward ? 1 : 0) + (p.backward ? 1 : 0);
+    SeedFigure s;
+    s.source = "seed 002 section 2.2 (and section 6: 8 x b x s x h per transformer layer)";
+    s.formula = "2 Phi per allreduce, Phi = b x s x h (MLP forward + backward: 4 Phi)";
+    s.elements = 2 * phi * calls;
+    s.bytes = s.elements * static_cast<double>(dtype_size(storage));
+    s.explanation =
+        "the seed counts elements, not bytes, and takes each of the allreduce's two phases "
+        "(reduce-scatter, all-gather) as moving the whole [b s, h] tensor; a ring rank "
+        "sends (TP-1)/TP of it per phase, so the exact figure is (TP-1)/TP = " +
+        std::to_string(c.tp - 1) + "/" + std::to_string(c.tp) +
+        " of the seed's (x the element size), nothing at TP 1, and with uneven blocks it "
+        "differs per rank; its 8 b s h per layer adds the attention block's 4 Phi";
+    return s;
+  }
+
+  void setup(LayerContext& ctx) override {
+    const GroupPosition tp = ctx.position(GroupKind::tp);
+    const int replica = ctx.position(GroupKind::dp).position;
+    const std::size_t t = shape_.tokens(), h = shape_.h(), f = shape_.f() / tp.members.size();
+    const std::size_t col0 = static_cast<std::size_t>(tp.position) * f;
+    const DataType st = ctx.storage();
+    x_ = make_full(ctx.seed(), {"X", replica}, t, h, 1.0f, st);
+    dy_ = make_full(ctx.seed(), {"dY", replica}, t, h, 1.0f, st);
+    w1_ = make_block(ctx.seed(), {"W1"}, {shape_.f(), 0, h, col0, f}, inv_sqrt(h), st);
+    w2_ = make_block(ctx.seed(), {"W2"}, {h, col0, f, 0, h}, inv_sqrt(shape_.f()), st);
+  }
+
+  void forward(LayerContext& ctx) override {
+    const DataType st = ctx.storage();
+    matmul(x_, Trans::no, w1_, Trans::no, z_, st);
+    a_ = gelu(z_, st);
+    matmul(a_, Trans::no, w2_, Trans::no, y_, st);
+    ctx.calls().allreduce_sum(GroupKind::tp, kForwardSite, y_);
+  }
+
+  void backward(LayerContext& ctx) override {
+    const DataType st = ctx.storage();
+    const Tensor dz = gelu_backward(matmul(dy_, Trans::no, w2_, Trans::yes, st), z_, st);
+    matmul(a_, Trans::yes, dy_, Trans::no, dw2_, st);
+    matmul(x_, Trans::yes, dz, Trans::no, dw1_, st);
+    matmul(dz, Trans::no, w1_, Trans::yes, dx_, st);
+    ctx.calls().allreduce_sum(GroupKind::tp, kBackwardSite, dx_);
+  }
+
+  std::vector<TensorCheck> verify(LayerContext& ctx, Passes p) override {
+    const MPI_Comm c = ctx.ctrl();
+    const Gathered g{gather_to_root(c, x_),  gather_to_root(c, w1_),  gather_to_root(c, w2_),
+                     gather_to_root(c, dy_), gather_to_root(c, y_),   gather_to_root(c, dx_),
+                     gather_to_root(c, dw1_), gather_to_root(c, dw2_)};
+    std::vector<TensorCheck> checks;
+    if (ctx.world_rank() != 0) return checks;
+    for (const std::vector<int>& group : rank_groups(ctx.config(), GroupKind::tp))
+      check_group(g, group, p, ctx.storage(), checks);
+    return checks;
+  }
+
+ private:
+  struct Gathered {
+    std::vector<Tensor> x, w1, w2, dy, y, dx, dw1, dw2;  // by world rank
+  };
+
+  static float inv_sqrt(std::size_t n) { return 1.0f / std::sqrt(static_cast<float>(n)); }
+
+  // One TP group: its replica's reference against what each of its ranks holds.
+  void check_group(const Gathered& g, const std::vector<int>& group, Passes p, DataType st,
+                   std::vector<TensorCheck>& checks) const {
+    const std::size_t lead = static_cast<std::size_t>(group.front());
+    const Reference ref = reference_mlp(to_ref(g.x[lead]), concat_columns(ref_parts(g.w1, group)),
+                                        concat_rows(ref_parts(g.w2, group)), to_ref(g.dy[lead]));
+    const std::size_t f = shape_.f(), t = shape_.tokens();
+    for (int r : group) {
+      if (p.forward) add_check(checks, "Y", compare(g.y[r], ref.y, st, f));
+      if (p.backward) add_check(checks, "dX", compare(g.dx[r], ref.dx, st, f));
+    }
+    if (!p.backward) return;
+    add_check(checks, "dW1", compare(concat_columns(parts_of(g.dw1, group)), ref.dw1, st, t));
+    add_check(checks, "dW2", compare(concat_rows(parts_of(g.dw2, group)), ref.dw2, st, t));
+  }
+
+  Shape shape_;
+  Tensor x_, dy_, w1_, w2_;    // inputs and weights (this rank's shards)
+  Tensor z_, a_, y_;           // forward: saved activations, output
+  Tensor dx_, dw1_, dw2_;      // backward: gradients
+};
+
+}  // namespace
+
+std::unique_ptr<Layer> make_tp_mlp() { return std::make_unique<TpMlp>(); }
+
+}  // namespace collscope::layers

@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the layer binaries through mpirun: every layer at 1..4 ranks in
+float32 and bfloat16, forward, backward and both, passing against its float64 reference
+with measured bytes equal to the exact ring theory (recomputed here, independently, from
+the uneven-block rule and Megatron's rank layout); bad input and layout violations (exit
+2, one line); injected faults the verification must catch (exit 1); every allreduce
+algorithm and the vendor's; the JSON-lines record's fields.
+
+usage: layer_cli_test.py BIN_DIR GROUP [ucx]
+       GROUP: tp_mlp | dp_grad | bad_input | faults | algorithms | record
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+BIN = sys.argv[1]
+GROUP = sys.argv[2]
+HAVE_UCX = len(sys.argv) > 3 and sys.argv[3] == "ucx"
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+ELEM = {"float": 4, "bfloat16": 2}
+QUICK = ["-n", "2", "-w", "0"]
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def run(binary, args, np, env=None):
+    cmd = ["mpirun", "-q", "--oversubscribe", "-np", str(np), os.path.join(BIN, binary)] + args
+    p = subprocess.run(cmd, capture_output=True, text=True, env=dict(ENV, **(env or {})),
+                       timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def run_record(binary, args, np, env=None):
+    """Runs with --format jsonl; returns (exit code, the record or None, stderr)."""
+    code, out, err = run(binary, args + ["--format", "jsonl"], np, env)
+    lines = [l for l in out.splitlines() if l.strip()]
+    return code, (json.loads(lines[-1]) if lines else None), err
+
+
+# ---- exact ring allreduce volume, written again from the schedule ----------------------
+
+def block(count, n, i):
+    return count // n + (1 if i < count % n else 0)
+
+
+def ring_sent(count, n, pos, elem):
+    """Bytes group position `pos` sends in a ring allreduce of `count` elements at n ranks:
+    every block but pos+1 in the reduce-scatter, every block but pos+2 in the allgather."""
+    if n == 1:
+        return 0
+    return sum(block(count, n, b) * elem for b in range(n) if b != (pos + 1) % n) + \
+        sum(block(count, n, b) * elem for b in range(n) if b != (pos + 2) % n)
+
+
+def position(rank, kind, tp, world):
+    """Megatron dense layout with CP = PP = 1: rank = tp_pos + TP x dp_pos."""
+    return (rank % tp, tp) if kind == "tp" else (rank // tp, world // tp)
+
+
+def expect_volume(what, rec, count_of_site):
+    n, elem = rec["nranks"], ELEM[rec["dtype"]]
+    ok = rec["volume"] == "ok" and rec["sent_bytes"] == rec["theory_sent_bytes"] \
+        and rec["recv_bytes"] == rec["theory_recv_bytes"] and len(rec["sent_bytes"]) == n
+    total = [0] * n
+    for site in rec["collectives"]:
+        count = count_of_site(site["site"])
+        want = []
+        for r in range(n):
+            pos, size = position(r, site["group"], rec["tp"], n)
+            want.append(ring_sent(count, size, pos, elem))
+        ok = ok and site["count"] == count and site["sent_bytes"] == want \
+            and site["theory_sent_bytes"] == want and site["volume"] == "ok"
+        total = [t + w for t, w in zip(total, want)]
+    check(ok and rec["sent_bytes"] == total,
+          f"{what}: measured bytes == exact ring theory per rank and site {rec['sent_bytes']}")
+
+
+def expect_pass(what, code, rec, tensors):
+    check(code == 0 and rec is not None and rec["pass"] and rec["verified"],
+          f"{what}: exit 0 and pass (got {code}, "
+          f"{rec and [(c['tensor'], c['rel_l2_error'], c['pass']) for c in rec['checks']]})")
+    if rec:
+        check([c["tensor"] for c in rec["checks"]] == tensors and
+              all(c["rel_l2_error"] <= c["tolerance"] for c in rec["checks"]),
+              f"{what}: checks {tensors} within tolerance")
+
+
+PASSES = {"both": (True, True), "forward": (True, False), "backward": (False, True)}
+
+
+# ---- the layers, end to end ----------------------------------------------------------
+
+def test_tp_mlp():
+    cases = [(np, tp, d, "both") for np in (1, 2, 3, 4) for tp in (np,) for d in ELEM]
+    cases += [(np, np, d, p) for np in (2, 3) for d in ELEM for p in ("forward", "backward")]
+    cases += [(4, 2, d, "both") for d in ELEM]  # two replicas of a TP-2 group
+    S, B, H = 5, 1, 7  # T x H = 35 elements: uneven blocks at 2, 3 and 4 ranks
+    for np, tp, d, p in cases:
+        F = 12 * tp
+        args = QUICK + ["-S", str(S), "-B", str(B), "-H", str(H), "-F", str(F), "-d", d,
+                        "--pass", p, "--tp", str(tp)]
+        what = f"layer_tp_mlp np {np} TP {tp} {d} {p}"
+        code, rec, err = run_record("layer_tp_mlp", args, np)
+        fwd, bwd = PASSES[p]
+        expect_pass(what, code, rec, (["Y"] if fwd else []) + (["dX", "dW1", "dW2"] if bwd else []))
+        if rec:
+            expect_volume(what, rec, lambda site: S * B * H)
+            check(rec["tp"] == tp and rec["dp"] == np // tp and rec["passes"] == p,
+                  f"{what}: layout and passes recorded")
+
+
+def test_dp_grad():
+    cases = [(np, 1, d, "both") for np in (1, 2, 3, 4) for d in ELEM]
+    cases += [(3, 1, d, p) for d in ELEM for p in ("forward", "backward")]
+    cases += [(4, 2, d, "both") for d in ELEM]  # strided DP groups [0,2] [1,3]
+    S, B, H, O = 3, 2, 7, 10  # dW: 70 elements (35 at TP 2), uneven at DP 2, 3, 4
+    for np, tp, d, p in cases:
+        args = QUICK + ["-S", str(S), "-B", str(B), "-H", str(H), "-O", str(O), "-d", d,
+                        "--pass", p, "--tp", str(tp)]
+        what = f"layer_dp_grad np {np} TP {tp} DP {np // tp} {d} {p}"
+        code, rec, err = run_record("layer_dp_grad", args, np)
+        fwd, bwd = PASSES[p]
+        expect_pass(what, code, rec, (["Y"] if fwd else []) + (["dW"] if bwd else []))
+        if rec:
+            expect_volume(what, rec, lambda site: H * O // tp)
+            check(len(rec["collectives"]) == (1 if bwd else 0),
+                  f"{what}: one allreduce in backward, none in forward")
+
+
+# ---- bad input: exit 2, one line, nothing on stdout ------------------------------------
+
+BAD_INPUT = [  # (binary, np, args, message pattern)
+    ("layer_tp_mlp", 3, [], r"FFN size 128 is not divisible by TP 3$"),
+    ("layer_tp_mlp", 2, ["--tp", "3"], r"world size 2 is not divisible by TP x CP x PP = 3 \(TP 3, CP 1, PP 1\)"),
+    ("layer_dp_grad", 4, ["--tp", "2", "-O", "31"], r"output features 31 is not divisible by TP 2"),
+    ("layer_tp_mlp", 2, ["-d", "int8"], r"--dtype must be float32 \(float\) or bfloat16, got .int8."),
+    ("layer_tp_mlp", 2, ["--allreduce-alg", "magic"],
+     r"unknown --allreduce-alg 'magic' \(expected one of: ring .*mpi\)"),
+    ("layer_dp_grad", 2, ["--ffn", "8"], r"--ffn"),  # a flag of another layer
+]
+
+
+def test_bad_input():
+    for binary, np, args, pattern in BAD_INPUT:
+        code, out, err = run(binary, args, np)
+        lines = [l for l in err.splitlines() if l.strip()]
+        what = f"{binary} {' '.join(args)} (np {np})"
+        check(code == 2 and len(lines) == 1 and lines[0].startswith(binary + ": error: ")
+              and re.search(pattern, lines[0]) is not None and out.strip() == "",
+              f"{what}: exit 2, one line matching {pattern!r} (got {code}, {lines})")
+    code, _, err = run("layer_tp_mlp", ["-J", "/nonexistent/dir/x.jsonl"], 2)
+    check(code == 3 and "cannot write the JSON file '/nonexistent/dir/x.jsonl'" in err,
+          f"unwritable -J path: exit 3 (got {code}, {err!r})")
+    code, out, _ = run("layer_tp_mlp", ["--help"], 1)
+    check(code == 0 and "--allreduce-alg" in out and "--ffn" in out, "--help: exit 0, flags listed")
+    code, _, err = run("layer_tp_mlp", [], 2, env={"COLLSCOPE_DEBUG_LAYER_FAULT": "explode"})
+    check(code == 2 and "COLLSCOPE_DEBUG_LAYER_FAULT" in err, f"bad fault spec: exit 2 (got {code})")
+
+
+# ---- faults the verification must catch ----------------------------------------------
+
+def failed(rec):
+    return [c["tensor"] for c in rec["checks"] if not c["pass"]] if rec else None
+
+
+def test_faults():
+    shape = QUICK + ["-S", "4", "-B", "2", "-H", "8"]
+    for d in ELEM:
+        for fault, tensors in (("corrupt:fwd", ["Y"]), ("corrupt:bwd", ["dX"])):
+            code, rec, _ = run_record("layer_tp_mlp", shape + ["-d", d], 2,
+                                      env={"COLLSCOPE_DEBUG_LAYER_FAULT": fault})
+            check(code == 1 and rec and not rec["pass"] and failed(rec) == tensors
+                  and rec["volume"] == "ok",
+                  f"tp_mlp {d} {fault}: exit 1, only {tensors} fails, volume still ok "
+                  f"(got {code}, {failed(rec)})")
+    code, rec, _ = run_record("layer_tp_mlp", shape, 4, env={"COLLSCOPE_DEBUG_LAYER_FAULT": "nan:fwd"})
+    y = rec and rec["checks"][0]
+    check(code == 1 and y and not y["finite"] and not y["pass"] and y["max_abs_error"] is None,
+          f"tp_mlp nan:fwd: exit 1, Y not finite, error null (got {code}, {y})")
+    code, rec, _ = run_record("layer_tp_mlp", shape, 2, env={"COLLSCOPE_DEBUG_LAYER_FAULT": "skip:fwd"})
+    check(code == 1 and rec and rec["volume"] == "MISMATCH" and failed(rec) == ["Y"],
+          f"tp_mlp skip:fwd: exit 1, volume mismatch, Y wrong (got {code}, {rec and rec['volume_error']})")
+    for d in ELEM:
+        code, rec, _ = run_record("layer_dp_grad", QUICK + ["-d", d], 3,
+                                  env={"COLLSCOPE_DEBUG_LAYER_FAULT": "corrupt:dW"})
+        check(code == 1 and failed(rec) == ["dW"],
+              f"dp_grad {d} corrupt:dW: exit 1, dW fails (got {code}, {failed(rec)})")
+
+
+# ---- every allreduce algorithm, the vendor's, UCX -----------------------------------------
+
+def test_algorithms():
+    shape = QUICK + ["-S", "5", "-B", "1", "-H", "7", "-F", "30"]  # 35 elements: uneven at 3
+    for alg in ("ring", "direct", "tree", "dbt", "halving_doubling"):
+        code, rec, _ = run_record("layer_tp_mlp", shape + ["--allreduce-alg", alg], 3)
+        check(code == 0 and rec and rec["pass"] and rec["volume"] == "ok"
+              and rec["sent_bytes"] == rec["theory_sent_bytes"] and rec["algorithms"] == {"allreduce": alg},
+              f"tp_mlp np 3 --allreduce-alg {alg}: pass, bytes == theory "
+              f"({rec and rec['sent_bytes']} vs {rec and rec['theory_sent_bytes']})")
+    code, rec, _ = run_record("layer_tp_mlp", shape + ["--allreduce-alg", "mpi", "-d", "bfloat16"], 3)
+    check(code == 0 and rec and rec["pass"] and rec["volume"] == "n/a" and rec["sent_bytes"] is None
+          and rec["collectives"][0]["sent_bytes"] is None,
+          f"tp_mlp --allreduce-alg mpi: pass, bytes not measured (got {code}, {rec and rec['volume']})")
+    if HAVE_UCX:
+        code, rec, _ = run_record("layer_tp_mlp", shape + ["-t", "ucx"], 3)
+        check(code == 0 and rec and rec["pass"] and rec["volume"] == "ok" and rec["transport"] == "ucx",
+              f"tp_mlp -t ucx np 3: pass, bytes == theory (got {code})")
+
+
+# ---- the record ----------------------------------------------------------------------
+
+FIELDS = ["layer", "scheme", "nranks", "tp", "sp", "ep", "etp", "dtype", "pass", "rel_l2_error",
+          "max_abs_error", "tolerance", "sent_bytes", "theory_sent_bytes", "collectives",
+          "checks", "time_us", "compute_us", "comm_us", "seed_figure", "volume"]
+
+
+def test_record():
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "tp.jsonl")
+        code, out, err = run("layer_tp_mlp", QUICK + ["-J", path, "-d", "bfloat16"], 2)
+        check(code == 0 and "# result: PASS" in out and "fwd fc2 allreduce Y [T,H]" in out,
+              f"table on stdout, PASS (got {code}, {err})")
+        rec = json.loads(open(path).read())
+        missing = [f for f in FIELDS if f not in rec]
+        check(not missing, f"record has every field (missing {missing})")
+        check(rec["layer"] == "tp_mlp" and rec["scheme"] == "tp" and rec["pass"] is True
+              and rec["sp"] is False and rec["dtype"] == "bfloat16" and rec["shape"]["F"] == 128,
+              "record values")
+        site = rec["collectives"][0]
+        T, H = rec["shape"]["T"], rec["shape"]["H"]
+        check(site["bytes"] == T * H * 2 and site["closed_form_sent_bytes"] == 2 * 1 / 2 * T * H * 2,
+              f"closed form 2(N-1)/N x D at N 2 ({site['closed_form_sent_bytes']})")
+        seed = rec["seed_figure"]
+        check(seed["elements"] == 4 * T * H and seed["exact_over_seed"] == 0.5,
+              f"seed 002's 4 Phi beside the exact figure: ratio (TP-1)/TP ({seed})")
+        check(rec["time_us"] > 0 and rec["comm_us"] > 0 and rec["compute_us"] > 0
+              and len(rec["times_us"]) == 2, "times: total, communication, compute")
+
+
+TESTS = {"tp_mlp": test_tp_mlp, "dp_grad": test_dp_grad, "bad_input": test_bad_input,
+         "faults": test_faults, "algorithms": test_algorithms, "record": test_record}
+
+if __name__ == "__main__":
+    TESTS[GROUP]()
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1 if failures else 0)

@@ -1,0 +1,75 @@
+// The layers' plans (their collective call sites and counts, from the shapes) and the
+// shared command line, without running anything.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "collscope/errors.hpp"
+#include "collscope/layers/catalogue.hpp"
+#include "collscope/layers/options.hpp"
+
+namespace collscope::layers {
+namespace {
+
+LayerOptions parse(Layer& layer, std::vector<const char*> args) {
+  args.insert(args.begin(), "layer");
+  return parse_layer_options(layer, static_cast<int>(args.size()), args.data());
+}
+
+TEST(TpMlpPlan, OneAllreduceOfTHPerPass) {
+  auto layer = make_tp_mlp();
+  const LayerOptions o = parse(*layer, {"-S", "5", "-B", "3", "-H", "7", "--pass", "both"});
+  const ParallelConfig c = parallel_config(*layer, o, 3);
+  EXPECT_EQ(c.tp, 3);  // --tp defaults to every rank
+  const std::vector<PlannedCall> plan = layer->plan(c, o.passes);
+  ASSERT_EQ(plan.size(), 2u);
+  EXPECT_EQ(plan[0].site, "fwd fc2 allreduce Y [T,H]");
+  EXPECT_EQ(plan[1].site, "bwd fc1 allreduce dX [T,H]");
+  for (const PlannedCall& p : plan) {
+    EXPECT_EQ(p.collective, "allreduce");
+    EXPECT_EQ(p.group, GroupKind::tp);
+    EXPECT_EQ(p.count, 5u * 3u * 7u);
+  }
+  EXPECT_EQ(layer->plan(c, {true, false}).size(), 1u);
+  EXPECT_EQ(layer->plan(c, {false, true}).front().site, "bwd fc1 allreduce dX [T,H]");
+  // F defaults to 4H = 28, which TP 3 does not divide.
+  EXPECT_EQ(config_violation(c, layer->dims()).value_or(""), "FFN size 28 is not divisible by TP 3");
+}
+
+TEST(DpGradPlan, OneAllreduceOfTheShardOnTheDpGroup) {
+  auto layer = make_dp_grad();
+  const LayerOptions o = parse(*layer, {"-H", "6", "-O", "10", "--tp", "2"});
+  const ParallelConfig c = parallel_config(*layer, o, 4);
+  EXPECT_EQ(c.dp(), 2);
+  const std::vector<PlannedCall> plan = layer->plan(c, o.passes);
+  ASSERT_EQ(plan.size(), 1u);
+  EXPECT_EQ(plan[0].group, GroupKind::dp);
+  EXPECT_EQ(plan[0].count, 6u * 5u);
+  EXPECT_TRUE(layer->plan(c, {true, false}).empty());  // forward moves nothing
+  EXPECT_EQ(parallel_config(*layer, parse(*layer, {}), 4).tp, 1);  // --tp defaults to 1
+}
+
+TEST(LayerOptions, Defaults) {
+  auto layer = make_tp_mlp();
+  const LayerOptions o = parse(*layer, {});
+  EXPECT_EQ(o.storage, DataType::float32);
+  EXPECT_TRUE(o.passes.forward && o.passes.backward);
+  EXPECT_EQ(o.algorithm_names.at("allreduce"), "ring");
+  EXPECT_EQ(resolve_algorithms(*layer, o).at("allreduce")->name, "ring");
+  EXPECT_EQ(parse(*layer, {"-d", "bfloat16"}).storage, DataType::bfloat16);
+  EXPECT_EQ(parse(*layer, {"-d", "float"}).storage, DataType::float32);
+  EXPECT_TRUE(resolve_algorithms(*layer, parse(*layer, {"--allreduce-alg", "mpi"})).at("allreduce")->vendor);
+}
+
+TEST(LayerOptions, BadInputIsAUsageError) {
+  auto layer = make_tp_mlp();
+  const std::vector<std::vector<const char*>> bad = {
+      {"--pass", "sideways"}, {"-d", "int8"}, {"-d", "half"},   {"-n", "0"},
+      {"-w", "-1"},           {"--format", "xml"}, {"-t", "pigeon"}, {"--bogus"},
+      {"-H", "0"},            {"--tp", "-1"},      {"--timeout", "-1"}};
+  for (const auto& args : bad) EXPECT_THROW(parse(*layer, args), UsageError) << args[0];
+  EXPECT_THROW(resolve_algorithms(*layer, parse(*layer, {"--allreduce-alg", "magic"})), UsageError);
+}
+
+}  // namespace
+}  // namespace collscope::layers
