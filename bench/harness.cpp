@@ -517,10 +517,15 @@ int run_or_abort(Runner& runner, const std::vector<Case>& cases, results::Result
 }
 
 // Flags that belong to one collective only.
-void check_collective_options(const CollectiveInfo& c, const Options& o) {
+void check_collective_options(const CollectiveInfo& c, const Algorithm& a, const Options& o) {
   const bool split_given = o.split != "uniform" || !o.split_file.empty();
   if (split_given && c.name != "alltoallv")
     throw UsageError("--split and --split-file apply to alltoallv only");
+  // A vendor collective runs inside the MPI library: a row saying ucx would be a lie.
+  if (a.vendor && o.transport != "mpi")
+    throw UsageError(std::string(c.name) + "_" + std::string(a.name) +
+                     " runs the MPI library's own " + std::string(c.name) + ": -t " +
+                     o.transport + " does not apply (the hand-written algorithms take it)");
 }
 
 }  // namespace
@@ -545,7 +550,7 @@ int benchmark_main(std::string_view collective, std::string_view algorithm, int 
       return kExitOk;
     }
     check_build_supports(opts);
-    check_collective_options(*coll, opts);
+    check_collective_options(*coll, *algo, opts);
     RunInfo info{program, std::string(collective), std::string(algorithm), opts.transport,
                  command_line(argc, argv), transport_environment(opts.transport), nranks,
                  nullptr};

@@ -53,6 +53,7 @@ BAD_INPUT = [  # (binary, args, message pattern)
     ("allreduce_ring", ["-m", "device"], r"device|CUDA"),
     ("allreduce_ring", ["-m", "gpu"], r"--memory must be host or device"),
     ("allreduce_ring", ["--segment", "0"], r"--segment must be at least 1"),
+    ("allreduce_mpi", ["-t", "ucx"], r"allreduce_mpi runs the MPI library's own allreduce: -t ucx does not apply"),
     # (N-1) x 1 MiB of scratch: nothing at 1 rank, so only at 3.
     ("allreduce_direct", ["-b", "1M", "-e", "1M", "--max-scratch", "1K"],
      r"allreduce/direct needs 2097152 B of scratch per rank at 3 ranks", (3,)),
