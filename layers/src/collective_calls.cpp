@@ -11,14 +11,14 @@
 namespace collscope::layers {
 namespace {
 
-std::vector<bfloat16_t> to_bf16(const Tensor& t) {
+std::vector<bfloat16_t> to_bf16(std::span<const float> t) {
   std::vector<bfloat16_t> out(t.size());
-  for (std::size_t i = 0; i < t.size(); ++i) out[i] = to_bfloat16(t.data[i]);
+  for (std::size_t i = 0; i < t.size(); ++i) out[i] = to_bfloat16(t[i]);
   return out;
 }
 
-void from_bf16(const std::vector<bfloat16_t>& in, Tensor& t) {
-  for (std::size_t i = 0; i < t.size(); ++i) t.data[i] = to_float(in[i]);
+void from_bf16(const std::vector<bfloat16_t>& in, std::span<float> t) {
+  for (std::size_t i = 0; i < t.size(); ++i) t[i] = to_float(in[i]);
 }
 
 bool matches(const Fault& f, std::string_view site) {
@@ -79,30 +79,38 @@ void CollectiveCalls::run(GroupComm& g, const Algorithm& algo, CollArgs& args) {
 }
 
 void CollectiveCalls::allreduce_sum(GroupKind group, std::string_view site, Tensor& t) {
+  allreduce(group, site, t.data, ReduceOp::sum, storage_);
+}
+
+void CollectiveCalls::allreduce(GroupKind group, std::string_view site, std::span<float> data,
+                                ReduceOp op, DataType dtype) {
+  if (!is_storage_dtype(dtype))
+    throw std::logic_error("layer allreduce in " + std::string(dtype_name(dtype)));
   GroupComm& g = this->group(group);
   const Algorithm& algo = algorithm("allreduce");
-  CallRecord rec{std::string(site), "allreduce", group, t.size(), {}};
+  CallRecord rec{std::string(site), "allreduce", group, data.size(), dtype, op, {}};
   if (!(matches(fault_, site) && fault_.kind == Fault::Kind::skip)) {
     CollArgs args;
-    args.count = t.size();
-    args.dtype = storage_;
-    args.op = ReduceOp::sum;
+    args.count = data.size();
+    args.dtype = dtype;
+    args.op = op;
     std::vector<bfloat16_t> packed;
-    if (storage_ == DataType::bfloat16) packed = to_bf16(t);
-    void* buf = storage_ == DataType::bfloat16 ? static_cast<void*>(packed.data()) : t.data.data();
+    if (dtype == DataType::bfloat16) packed = to_bf16(data);
+    void* buf = dtype == DataType::bfloat16 ? static_cast<void*>(packed.data()) : data.data();
     args.sendbuf = args.recvbuf = buf;  // in place
     run(g, algo, args);
-    if (storage_ == DataType::bfloat16) from_bf16(packed, t);
+    if (dtype == DataType::bfloat16) from_bf16(packed, data);
     rec.measured = g.counter().total();
   }
-  inject_fault(g, site, t);
+  inject_fault(g, site, data, dtype);
   if (recording_) records_.push_back(std::move(rec));
 }
 
-void CollectiveCalls::inject_fault(const GroupComm& g, std::string_view site, Tensor& t) const {
-  if (!matches(fault_, site) || t.size() == 0 || g.position().position != g.size() - 1) return;
-  if (fault_.kind == Fault::Kind::corrupt) t.data[0] = store_value(t.data[0] + 1.0f, storage_);
-  if (fault_.kind == Fault::Kind::nan) t.data[0] = std::numeric_limits<float>::quiet_NaN();
+void CollectiveCalls::inject_fault(const GroupComm& g, std::string_view site,
+                                   std::span<float> data, DataType dtype) const {
+  if (!matches(fault_, site) || data.empty() || g.position().position != g.size() - 1) return;
+  if (fault_.kind == Fault::Kind::corrupt) data[0] = store_value(data[0] + 1.0f, dtype);
+  if (fault_.kind == Fault::Kind::nan) data[0] = std::numeric_limits<float>::quiet_NaN();
 }
 
 }  // namespace collscope::layers

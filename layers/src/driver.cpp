@@ -34,8 +34,8 @@ struct Prepared {
 CollArgs call_args(const PlannedCall& c, DataType storage) {
   CollArgs a;
   a.count = c.count;
-  a.dtype = storage;
-  a.op = ReduceOp::sum;
+  a.dtype = c.dtype.value_or(storage);
+  a.op = c.op;
   return a;
 }
 
@@ -74,6 +74,7 @@ SiteVolume planned_site(const PlannedCall& c, const Prepared& p) {
   s.algorithm = std::string(algo.name);
   s.vendor = algo.vendor;
   s.group_size = group_size(p.config, c.group);
+  s.dtype = args.dtype;
   s.bytes = args.bytes();
   if (algo.theory)
     for (int r = 0; r < p.config.world; ++r)
@@ -85,7 +86,7 @@ SiteVolume planned_site(const PlannedCall& c, const Prepared& p) {
 
 // Why the calls rank 0 made are not the planned ones, or nullopt.
 std::optional<std::string> plan_mismatch(const std::vector<PlannedCall>& plan,
-                                         const std::vector<CallRecord>& made) {
+                                         const std::vector<CallRecord>& made, DataType storage) {
   if (plan.size() != made.size())
     return "the layer made " + std::to_string(made.size()) + " collective calls, its plan has " +
            std::to_string(plan.size());
@@ -93,11 +94,13 @@ std::optional<std::string> plan_mismatch(const std::vector<PlannedCall>& plan,
     const PlannedCall& p = plan[i];
     const CallRecord& m = made[i];
     if (p.site != m.site || p.collective != m.collective || p.group != m.group ||
-        p.count != m.count)
+        p.count != m.count || p.dtype.value_or(storage) != m.dtype || p.op != m.op)
       return "call " + std::to_string(i) + " was '" + m.site + "' (" + m.collective + " of " +
-             std::to_string(m.count) + " on " + std::string(group_name(m.group)) +
+             std::to_string(m.count) + " " + std::string(dtype_name(m.dtype)) + " " +
+             std::string(op_name(m.op)) + " on " + std::string(group_name(m.group)) +
              "), the plan says '" + p.site + "' (" + p.collective + " of " +
-             std::to_string(p.count) + " on " + std::string(group_name(p.group)) + ")";
+             std::to_string(p.count) + " " + std::string(dtype_name(p.dtype.value_or(storage))) +
+             " " + std::string(op_name(p.op)) + " on " + std::string(group_name(p.group)) + ")";
   }
   return std::nullopt;
 }
@@ -247,7 +250,7 @@ void LayerRun::collect_volume(LayerRecord& r) {
   if (lo != hi)
     r.volume_error = "ranks made different numbers of collective calls (" + std::to_string(lo) +
                      " to " + std::to_string(hi) + ")";
-  else if (auto why = plan_mismatch(p_.plan, calls_.records()))
+  else if (auto why = plan_mismatch(p_.plan, calls_.records(), p_.options.storage))
     r.volume_error = *why;
   if (!r.volume_error.empty()) return;
   r.volume_measured = true;

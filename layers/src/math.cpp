@@ -2,10 +2,13 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace collscope::layers {
 namespace {
@@ -35,6 +38,69 @@ void check_inner(std::size_t ka, std::size_t kb) {
 CBLAS_TRANSPOSE cblas_op(Trans t) { return t == Trans::no ? CblasNoTrans : CblasTrans; }
 
 int blas_int(std::size_t v) { return static_cast<int>(v); }
+
+// One head's attention in T (float or double); `st` rounds a stored value.
+template <class T, class Store>
+void attention_of(const Matrix<T>& q, const Matrix<T>& k, const Matrix<T>& v, bool causal,
+                  Store st, Matrix<T>& p, Matrix<T>& o) {
+  const std::size_t s = q.rows, d = q.cols;
+  const T scale = T(1) / std::sqrt(static_cast<T>(d));
+  p = Matrix<T>(s, s);
+  o = Matrix<T>(s, d);
+  std::vector<T> row(s);
+  for (std::size_t i = 0; i < s; ++i) {
+    const std::size_t keys = causal ? i + 1 : s;  // masked keys get probability 0
+    T mx = -std::numeric_limits<T>::infinity();
+    for (std::size_t j = 0; j < keys; ++j) {
+      T dot = 0;
+      for (std::size_t c = 0; c < d; ++c) dot += q.at(i, c) * k.at(j, c);
+      row[j] = dot * scale;
+      mx = std::max(mx, row[j]);
+    }
+    T sum = 0;
+    for (std::size_t j = 0; j < keys; ++j) sum += (row[j] = std::exp(row[j] - mx));
+    for (std::size_t j = 0; j < keys; ++j) p.at(i, j) = st(row[j] / sum);
+    for (std::size_t c = 0; c < d; ++c) {
+      T acc = 0;
+      for (std::size_t j = 0; j < keys; ++j) acc += p.at(i, j) * v.at(j, c);
+      o.at(i, c) = st(acc);
+    }
+  }
+}
+
+template <class T, class Store>
+void attention_backward_of(const Matrix<T>& q, const Matrix<T>& k, const Matrix<T>& v,
+                           const Matrix<T>& p, const Matrix<T>& dout, Store st, Matrix<T>& dq,
+                           Matrix<T>& dk, Matrix<T>& dv) {
+  const std::size_t s = q.rows, d = q.cols;
+  const T scale = T(1) / std::sqrt(static_cast<T>(d));
+  Matrix<T> ds(s, s), acc_k(s, d), acc_v(s, d);
+  dq = Matrix<T>(s, d);
+  for (std::size_t i = 0; i < s; ++i) {
+    T dot = 0;  // rowsum(dP * P)
+    for (std::size_t j = 0; j < s; ++j) {
+      T dp = 0;
+      for (std::size_t c = 0; c < d; ++c) dp += dout.at(i, c) * v.at(j, c);
+      ds.at(i, j) = dp;
+      dot += dp * p.at(i, j);
+    }
+    for (std::size_t j = 0; j < s; ++j) ds.at(i, j) = p.at(i, j) * (ds.at(i, j) - dot) * scale;
+  }
+  for (std::size_t i = 0; i < s; ++i)
+    for (std::size_t c = 0; c < d; ++c) {
+      T aq = 0, ak = 0, av = 0;
+      for (std::size_t j = 0; j < s; ++j) {
+        aq += ds.at(i, j) * k.at(j, c);
+        ak += ds.at(j, i) * q.at(j, c);
+        av += p.at(j, i) * dout.at(j, c);
+      }
+      dq.at(i, c) = st(aq);
+      acc_k.at(i, c) = st(ak);
+      acc_v.at(i, c) = st(av);
+    }
+  dk = std::move(acc_k);
+  dv = std::move(acc_v);
+}
 
 }  // namespace
 
@@ -78,6 +144,37 @@ Tensor gelu_backward(const Tensor& da, const Tensor& z, DataType storage) {
 
 void scale(Tensor& t, float s, DataType storage) {
   for (float& v : t.data) v = store_value(v * s, storage);
+}
+
+AttentionOut attention_head(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
+                            DataType storage) {
+  AttentionOut out;
+  attention_of(q, k, v, causal, [storage](float x) { return store_value(x, storage); }, out.p,
+               out.o);
+  return out;
+}
+
+AttentionGrads attention_head_backward(const Tensor& q, const Tensor& k, const Tensor& v,
+                                       const Tensor& p, const Tensor& dout, DataType storage) {
+  AttentionGrads g;
+  attention_backward_of(q, k, v, p, dout, [storage](float x) { return store_value(x, storage); },
+                        g.dq, g.dk, g.dv);
+  return g;
+}
+
+RefAttentionOut ref_attention_head(const RefTensor& q, const RefTensor& k, const RefTensor& v,
+                                   bool causal) {
+  RefAttentionOut out;
+  attention_of(q, k, v, causal, [](double x) { return x; }, out.p, out.o);
+  return out;
+}
+
+RefAttentionGrads ref_attention_head_backward(const RefTensor& q, const RefTensor& k,
+                                              const RefTensor& v, const RefTensor& p,
+                                              const RefTensor& dout) {
+  RefAttentionGrads g;
+  attention_backward_of(q, k, v, p, dout, [](double x) { return x; }, g.dq, g.dk, g.dv);
+  return g;
 }
 
 RefTensor ref_matmul(const RefTensor& a, Trans ta, const RefTensor& b, Trans tb) {

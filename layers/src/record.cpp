@@ -92,7 +92,7 @@ Json check_json(const TensorCheck& c) {
           {"finite", e.finite},         {"pass", e.pass}};
 }
 
-Json site_json(const SiteVolume& s, DataType storage) {
+Json site_json(const SiteVolume& s) {
   Json j;
   j["site"] = s.call.site;
   j["collective"] = s.call.collective;
@@ -100,7 +100,8 @@ Json site_json(const SiteVolume& s, DataType storage) {
   j["group"] = group_name(s.call.group);
   j["group_size"] = s.group_size;
   j["count"] = s.call.count;
-  j["dtype"] = dtype_name(storage);
+  j["dtype"] = dtype_name(s.dtype);
+  j["op"] = op_name(s.call.op);
   j["bytes"] = s.bytes;
   j["sent_bytes"] = per_rank_json(s.measured, sent);
   j["recv_bytes"] = per_rank_json(s.measured, recvd);
@@ -176,7 +177,7 @@ void add_volume(Json& j, const LayerRecord& r) {
   j["volume"] = volume_status(r);
   j["volume_error"] = r.volume_error;
   j["collectives"] = Json::array();
-  for (const SiteVolume& s : r.sites) j["collectives"].push_back(site_json(s, r.storage));
+  for (const SiteVolume& s : r.sites) j["collectives"].push_back(site_json(s));
   j["seed_figure"] = seed_json(r);
 }
 
@@ -205,15 +206,16 @@ void print_sites(std::ostream& os, const LayerRecord& r) {
   os << "# collectives: bytes the busiest rank sent in one call (measured, exact theory, "
         "closed form)\n";
   char line[320];
-  std::snprintf(line, sizeof line, "# %-32s %-5s %3s %10s %12s %12s %12s %14s  %-8s %s\n", "site",
-                "group", "N", "count", "bytes", "sent(B)", "theory(B)", "closed(B)", "volume",
-                "closed form");
+  std::snprintf(line, sizeof line, "# %-32s %-5s %3s %10s %-13s %12s %12s %12s %14s  %-8s %s\n",
+                "site", "group", "N", "count", "dtype op", "bytes", "sent(B)", "theory(B)",
+                "closed(B)", "volume", "closed form");
   os << line;
   for (const SiteVolume& s : r.sites) {
     const std::string closed = s.closed_form_bytes ? fmt("%.1f", *s.closed_form_bytes) : "n/a";
-    std::snprintf(line, sizeof line, "  %-32s %-5s %3d %10zu %12zu %12s %12s %14s  %-8s %s\n",
+    const std::string type = std::string(dtype_name(s.dtype)) + " " + std::string(op_name(s.call.op));
+    std::snprintf(line, sizeof line, "  %-32s %-5s %3d %10zu %-13s %12zu %12s %12s %14s  %-8s %s\n",
                   s.call.site.c_str(), std::string(group_name(s.call.group)).c_str(), s.group_size,
-                  s.call.count, s.bytes, busiest(s.measured).c_str(), busiest(s.theory).c_str(),
+                  s.call.count, type.c_str(), s.bytes, busiest(s.measured).c_str(), busiest(s.theory).c_str(),
                   closed.c_str(), site_status(s).c_str(), s.closed_form.c_str());
     os << line;
   }

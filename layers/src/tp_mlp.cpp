@@ -94,8 +94,10 @@ class TpMlp final : public Layer {
   std::vector<PlannedCall> plan(const ParallelConfig&, Passes p) const override {
     const std::size_t th = shape_.tokens() * shape_.h();
     std::vector<PlannedCall> calls;
-    if (p.forward) calls.push_back({kForwardSite, "allreduce", GroupKind::tp, th});
-    if (p.backward) calls.push_back({kBackwardSite, "allreduce", GroupKind::tp, th});
+    // dtype unset: the storage dtype
+    if (p.forward) calls.push_back({kForwardSite, "allreduce", GroupKind::tp, th, {}, ReduceOp::sum});
+    if (p.backward)
+      calls.push_back({kBackwardSite, "allreduce", GroupKind::tp, th, {}, ReduceOp::sum});
     return calls;
   }
 

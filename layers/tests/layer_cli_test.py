@@ -7,7 +7,8 @@ the uneven-block rule and Megatron's rank layout); bad input and layout violatio
 algorithm and the vendor's; the JSON-lines record's fields.
 
 usage: layer_cli_test.py BIN_DIR GROUP [ucx]
-       GROUP: tp_mlp | dp_grad | bad_input | faults | algorithms | record
+       GROUP: tp_mlp | dp_grad | tp_attention | vocab_parallel | bad_input | faults |
+              algorithms | record
 """
 import json
 import os
@@ -66,13 +67,20 @@ def position(rank, kind, tp, world):
     return (rank % tp, tp) if kind == "tp" else (rank // tp, world // tp)
 
 
-def expect_volume(what, rec, count_of_site):
-    n, elem = rec["nranks"], ELEM[rec["dtype"]]
+def expect_volume(what, rec, count_of_site, dtype_of_site=None, sites=None):
+    """count_of_site(site) -> elements; dtype_of_site(site) -> the dtype that travels (None:
+    the storage dtype); sites: the expected site names in order (None: not checked)."""
+    n = rec["nranks"]
     ok = rec["volume"] == "ok" and rec["sent_bytes"] == rec["theory_sent_bytes"] \
         and rec["recv_bytes"] == rec["theory_recv_bytes"] and len(rec["sent_bytes"]) == n
+    if sites is not None:
+        ok = ok and [s["site"] for s in rec["collectives"]] == sites
     total = [0] * n
     for site in rec["collectives"]:
         count = count_of_site(site["site"])
+        dtype = (dtype_of_site and dtype_of_site(site["site"])) or rec["dtype"]
+        elem = ELEM[dtype]
+        ok = ok and site["dtype"] == dtype and site["bytes"] == count * elem
         want = []
         for r in range(n):
             pos, size = position(r, site["group"], rec["tp"], n)
@@ -136,6 +144,56 @@ def test_dp_grad():
                   f"{what}: one allreduce in backward, none in forward")
 
 
+def test_tp_attention():
+    S, B = 5, 2  # two sequences of 5 tokens: the per-sequence softmax is exercised
+    cases = [(np, np, d, "both", 1) for np in (1, 2, 3, 4) for d in ELEM]
+    cases += [(np, np, d, p, 1) for np in (2, 3) for d in ELEM for p in ("forward", "backward")]
+    cases += [(4, 2, d, "both", 1) for d in ELEM]  # two replicas of a TP-2 group
+    cases += [(2, 2, "float", "both", 0)]          # full (non-causal) attention
+    for np, tp, d, p, causal in cases:
+        heads = 2 * tp if tp < 3 else tp  # heads divisible by TP; head dim 3
+        H = 3 * heads
+        args = QUICK + ["-S", str(S), "-B", str(B), "-H", str(H), "--heads", str(heads),
+                        "--causal", str(causal), "-d", d, "--pass", p, "--tp", str(tp)]
+        what = f"layer_tp_attention np {np} TP {tp} {d} {p} causal {causal}"
+        code, rec, err = run_record("layer_tp_attention", args, np)
+        fwd, bwd = PASSES[p]
+        expect_pass(what, code, rec,
+                    (["Y"] if fwd else []) + (["dX", "dWqkv", "dWo"] if bwd else []))
+        if rec:
+            sites = (["fwd out-proj allreduce Y [T,H]"] if fwd else []) + \
+                (["bwd qkv allreduce dX [T,H]"] if bwd else [])
+            expect_volume(what, rec, lambda site: S * B * H, sites=sites)
+            check(rec["tp"] == tp and rec["dp"] == np // tp and rec["shape"]["causal"] == bool(causal),
+                  f"{what}: layout and shape recorded")
+
+
+VOCAB_SITES = ["fwd embedding allreduce Y [T,H]", "fwd CE allreduce max [T]",
+               "fwd CE allreduce tgt-logit [T]", "fwd CE allreduce sum-exp [T]"]
+
+
+def test_vocab_parallel():
+    S, B, H, V = 5, 1, 7, 24  # [T,H] = 35 elements and [T] = 5: uneven blocks at 2, 3, 4
+    cases = [(np, np, d, "both") for np in (1, 2, 3, 4) for d in ELEM]
+    cases += [(np, np, d, p) for np in (2, 3) for d in ELEM for p in ("forward", "backward")]
+    cases += [(4, 2, d, "both") for d in ELEM]  # two replicas of a TP-2 group
+    for np, tp, d, p in cases:
+        args = QUICK + ["-S", str(S), "-B", str(B), "-H", str(H), "-V", str(V), "-d", d,
+                        "--pass", p, "--tp", str(tp)]
+        what = f"layer_vocab_parallel np {np} TP {tp} {d} {p}"
+        code, rec, err = run_record("layer_vocab_parallel", args, np)
+        fwd, bwd = PASSES[p]
+        expect_pass(what, code, rec, (["Y", "loss"] if fwd else []) + (["dE"] if bwd else []))
+        if rec:
+            # the embedding travels in the storage dtype, the cross-entropy in float32
+            expect_volume(what, rec, lambda site: S * B * (H if "embedding" in site else 1),
+                          lambda site: None if "embedding" in site else "float",
+                          VOCAB_SITES if fwd else [])
+            ops = [c["op"] for c in rec["collectives"]]
+            check(ops == (["sum", "max", "sum", "sum"] if fwd else []),
+                  f"{what}: ops sum, max, sum, sum forward, nothing backward ({ops})")
+
+
 # ---- bad input: exit 2, one line, nothing on stdout ------------------------------------
 
 BAD_INPUT = [  # (binary, np, args, message pattern)
@@ -146,6 +204,12 @@ BAD_INPUT = [  # (binary, np, args, message pattern)
     ("layer_tp_mlp", 2, ["--allreduce-alg", "magic"],
      r"unknown --allreduce-alg 'magic' \(expected one of: ring .*mpi\)"),
     ("layer_dp_grad", 2, ["--ffn", "8"], r"--ffn"),  # a flag of another layer
+    ("layer_tp_attention", 4, ["--heads", "6", "-H", "36"],
+     r"number of attention heads 6 is not divisible by TP 4$"),
+    ("layer_tp_attention", 1, ["--heads", "5"], r"hidden size 32 is not divisible by the number of heads 5$"),
+    ("layer_tp_attention", 1, ["--causal", "2"], r"--causal must be 0 or 1, got 2$"),
+    ("layer_vocab_parallel", 4, ["-V", "30"], r"vocabulary size 30 is not divisible by TP 4$"),
+    ("layer_vocab_parallel", 3, ["--tp", "3", "-V", "0"], r"--vocab must be at least 1$"),
 ]
 
 
@@ -189,6 +253,31 @@ def test_faults():
     code, rec, _ = run_record("layer_tp_mlp", shape, 2, env={"COLLSCOPE_DEBUG_LAYER_FAULT": "skip:fwd"})
     check(code == 1 and rec and rec["volume"] == "MISMATCH" and failed(rec) == ["Y"],
           f"tp_mlp skip:fwd: exit 1, volume mismatch, Y wrong (got {code}, {rec and rec['volume_error']})")
+    small = QUICK + ["-S", "4", "-B", "2", "-H", "8", "--heads", "4"]
+    for fault, tensors in (("corrupt:fwd", ["Y"]), ("corrupt:bwd", ["dX"])):
+        code, rec, _ = run_record("layer_tp_attention", small + ["-d", "bfloat16"], 2,
+                                  env={"COLLSCOPE_DEBUG_LAYER_FAULT": fault})
+        check(code == 1 and rec and failed(rec) == tensors and rec["volume"] == "ok",
+              f"tp_attention {fault}: exit 1, only {tensors} fails (got {code}, {failed(rec)})")
+    vocab = QUICK + ["-S", "4", "-B", "2", "-H", "8", "-V", "36"]
+    for d in ELEM:
+        # +1 on a sum of about V exponentials moves one token's loss by log(1 + 1/V):
+        # below bfloat16's tolerance, so there the sum is poisoned with NaN instead.
+        sumexp = "corrupt:sum-exp" if d == "float" else "nan:sum-exp"
+        for fault, p, tensors in (("corrupt:embedding", "both", ["Y"]),
+                                  ("corrupt:tgt-logit", "both", ["loss"]),  # dE never uses it
+                                  (sumexp, "both", ["loss", "dE"]),
+                                  ("corrupt:max", "forward", ["loss"])):
+            code, rec, _ = run_record("layer_vocab_parallel", vocab + ["-d", d, "--pass", p], 3,
+                                      env={"COLLSCOPE_DEBUG_LAYER_FAULT": fault})
+            check(code == 1 and rec and failed(rec) == tensors and rec["volume"] == "ok",
+                  f"vocab_parallel {d} {fault} {p}: exit 1, only {tensors} fails "
+                  f"(got {code}, {failed(rec)})")
+    code, rec, _ = run_record("layer_vocab_parallel", vocab, 2,
+                              env={"COLLSCOPE_DEBUG_LAYER_FAULT": "skip:sum-exp"})
+    check(code == 1 and rec and rec["volume"] == "MISMATCH" and "loss" in failed(rec),
+          f"vocab_parallel skip:sum-exp: exit 1, volume mismatch, loss wrong "
+          f"(got {code}, {rec and rec['volume_error']})")
     for d in ELEM:
         code, rec, _ = run_record("layer_dp_grad", QUICK + ["-d", d], 3,
                                   env={"COLLSCOPE_DEBUG_LAYER_FAULT": "corrupt:dW"})
@@ -205,6 +294,15 @@ def test_algorithms():
         check(code == 0 and rec and rec["pass"] and rec["volume"] == "ok"
               and rec["sent_bytes"] == rec["theory_sent_bytes"] and rec["algorithms"] == {"allreduce": alg},
               f"tp_mlp np 3 --allreduce-alg {alg}: pass, bytes == theory "
+              f"({rec and rec['sent_bytes']} vs {rec and rec['theory_sent_bytes']})")
+    # bfloat16 and float32 calls, SUM and MAX, in one run: each site's theory in its dtype
+    vocab = QUICK + ["-S", "5", "-B", "1", "-H", "7", "-V", "30", "-d", "bfloat16"]
+    for alg in ("direct", "tree", "dbt", "halving_doubling"):
+        code, rec, _ = run_record("layer_vocab_parallel", vocab + ["--allreduce-alg", alg], 3)
+        check(code == 0 and rec and rec["pass"] and rec["volume"] == "ok"
+              and rec["sent_bytes"] == rec["theory_sent_bytes"]
+              and [c["dtype"] for c in rec["collectives"]] == ["bfloat16"] + ["float"] * 3,
+              f"vocab_parallel np 3 bfloat16 --allreduce-alg {alg}: pass, bytes == theory "
               f"({rec and rec['sent_bytes']} vs {rec and rec['theory_sent_bytes']})")
     code, rec, _ = run_record("layer_tp_mlp", shape + ["--allreduce-alg", "mpi", "-d", "bfloat16"], 3)
     check(code == 0 and rec and rec["pass"] and rec["volume"] == "n/a" and rec["sent_bytes"] is None
@@ -246,7 +344,8 @@ def test_record():
               and len(rec["times_us"]) == 2, "times: total, communication, compute")
 
 
-TESTS = {"tp_mlp": test_tp_mlp, "dp_grad": test_dp_grad, "bad_input": test_bad_input,
+TESTS = {"tp_mlp": test_tp_mlp, "dp_grad": test_dp_grad, "tp_attention": test_tp_attention,
+         "vocab_parallel": test_vocab_parallel, "bad_input": test_bad_input,
          "faults": test_faults, "algorithms": test_algorithms, "record": test_record}
 
 if __name__ == "__main__":

@@ -18,6 +18,12 @@ Tensor random_tensor(std::size_t rows, std::size_t cols, std::string_view name,
   return make_full(7, {name, 0}, rows, cols, 1.0f, st);
 }
 
+Tensor to_float(const RefTensor& r) {
+  Tensor t(r.rows, r.cols);
+  for (std::size_t i = 0; i < r.size(); ++i) t.data[i] = static_cast<float>(r.data[i]);
+  return t;
+}
+
 class MathTest : public ::testing::Test {
  protected:
   void SetUp() override { use_one_blas_thread(); }
@@ -168,6 +174,68 @@ TEST(Compare, ToleranceGrowsWithTheReductionLength) {
   EXPECT_DOUBLE_EQ(tolerance_for(DataType::float32, 6400), 1e-4);
   EXPECT_DOUBLE_EQ(tolerance_for(DataType::bfloat16, 64), 0.015625);
   EXPECT_DOUBLE_EQ(tolerance_for(DataType::bfloat16, 256), 0.03125);
+}
+
+// Attention of one head: probabilities are a softmax (rows sum to 1, causal rows put
+// nothing on later keys), O = P V, and the float32 form matches the float64 one.
+TEST_F(MathTest, AttentionHeadIsASoftmaxOfScaledScores) {
+  const std::size_t s = 6, d = 4;
+  const Tensor q = random_tensor(s, d, "Q"), k = random_tensor(s, d, "K"), v = random_tensor(s, d, "V");
+  for (bool causal : {false, true}) {
+    const RefAttentionOut r = ref_attention_head(to_ref(q), to_ref(k), to_ref(v), causal);
+    for (std::size_t i = 0; i < s; ++i) {
+      double sum = 0, num = 0, den = 0;
+      for (std::size_t j = 0; j < s; ++j) {
+        sum += r.p.at(i, j);
+        if (causal && j > i) {
+          EXPECT_EQ(r.p.at(i, j), 0.0);
+        }
+      }
+      EXPECT_NEAR(sum, 1.0, 1e-12);
+      // p(i,0) / p(i,i) = exp((q_i.k_0 - q_i.k_i) / sqrt d), written out again
+      for (std::size_t c = 0; c < d; ++c) {
+        num += double(q.at(i, c)) * k.at(0, c);
+        den += double(q.at(i, c)) * k.at(i, c);
+      }
+      EXPECT_NEAR(r.p.at(i, 0) / r.p.at(i, i), std::exp((num - den) / std::sqrt(double(d))), 1e-12);
+    }
+    const AttentionOut f = attention_head(q, k, v, causal, DataType::float32);
+    EXPECT_TRUE(compare(f.o, r.o, DataType::float32, s).pass);
+    EXPECT_TRUE(compare(f.p, r.p, DataType::float32, d).pass);
+  }
+}
+
+// The attention backward against central finite differences of L = sum(dO * O).
+TEST_F(MathTest, AttentionBackwardMatchesFiniteDifferences) {
+  const std::size_t s = 5, d = 3;
+  const RefTensor q = to_ref(random_tensor(s, d, "Q")), k = to_ref(random_tensor(s, d, "K")),
+                  v = to_ref(random_tensor(s, d, "V")), dout = to_ref(random_tensor(s, d, "dO"));
+  for (bool causal : {false, true}) {
+    const RefAttentionOut out = ref_attention_head(q, k, v, causal);
+    const RefAttentionGrads g = ref_attention_head_backward(q, k, v, out.p, dout);
+    auto loss = [&](const RefTensor& qq, const RefTensor& kk, const RefTensor& vv) {
+      const RefTensor o = ref_attention_head(qq, kk, vv, causal).o;
+      double l = 0;
+      for (std::size_t i = 0; i < o.size(); ++i) l += o.data[i] * dout.data[i];
+      return l;
+    };
+    const double h = 1e-6;
+    for (int which = 0; which < 3; ++which)
+      for (std::size_t i = 0; i < s * d; ++i) {
+        RefTensor a[3] = {q, k, v}, b[3] = {q, k, v};
+        a[which].data[i] += h;
+        b[which].data[i] -= h;
+        const double fd = (loss(a[0], a[1], a[2]) - loss(b[0], b[1], b[2])) / (2 * h);
+        const RefTensor& got = which == 0 ? g.dq : which == 1 ? g.dk : g.dv;
+        EXPECT_NEAR(got.data[i], fd, 1e-7) << "tensor " << which << " element " << i
+                                           << " causal " << causal;
+      }
+    const AttentionGrads f =
+        attention_head_backward(to_float(q), to_float(k), to_float(v), to_float(out.p),
+                                to_float(dout), DataType::float32);
+    EXPECT_TRUE(compare(f.dq, g.dq, DataType::float32, s).pass);
+    EXPECT_TRUE(compare(f.dk, g.dk, DataType::float32, s).pass);
+  }
 }
 
 }  // namespace

@@ -49,6 +49,46 @@ TEST(DpGradPlan, OneAllreduceOfTheShardOnTheDpGroup) {
   EXPECT_EQ(parallel_config(*layer, parse(*layer, {}), 4).tp, 1);  // --tp defaults to 1
 }
 
+TEST(TpAttentionPlan, OneAllreduceOfTHPerPassAndHeadsByTp) {
+  auto layer = make_tp_attention();
+  const LayerOptions o = parse(*layer, {"-S", "5", "-B", "3", "-H", "12", "--heads", "6"});
+  const ParallelConfig c = parallel_config(*layer, o, 4);
+  const std::vector<PlannedCall> plan = layer->plan(c, o.passes);
+  ASSERT_EQ(plan.size(), 2u);
+  EXPECT_EQ(plan[0].site, "fwd out-proj allreduce Y [T,H]");
+  EXPECT_EQ(plan[1].site, "bwd qkv allreduce dX [T,H]");
+  for (const PlannedCall& p : plan) {
+    EXPECT_EQ(p.count, 5u * 3u * 12u);
+    EXPECT_FALSE(p.dtype.has_value());  // the storage dtype
+    EXPECT_EQ(p.op, ReduceOp::sum);
+  }
+  EXPECT_EQ(config_violation(c, layer->dims()).value_or(""),
+            "number of attention heads 6 is not divisible by TP 4");
+  EXPECT_THROW(parse(*layer, {"-H", "12", "--heads", "5"}), UsageError);
+  EXPECT_THROW(parse(*layer, {"--causal", "2"}), UsageError);
+}
+
+TEST(VocabParallelPlan, EmbeddingInStorageDtypeCrossEntropyInFloat32) {
+  auto layer = make_vocab_parallel();
+  const LayerOptions o = parse(*layer, {"-S", "5", "-B", "1", "-H", "7", "-V", "30", "-d", "bfloat16"});
+  const ParallelConfig c = parallel_config(*layer, o, 3);
+  const std::vector<PlannedCall> plan = layer->plan(c, o.passes);
+  ASSERT_EQ(plan.size(), 4u);
+  EXPECT_EQ(plan[0].count, 35u);
+  EXPECT_FALSE(plan[0].dtype.has_value());
+  for (std::size_t i = 1; i < 4; ++i) {
+    EXPECT_EQ(plan[i].count, 5u);
+    EXPECT_EQ(plan[i].dtype, DataType::float32);
+  }
+  EXPECT_EQ(plan[1].op, ReduceOp::max);
+  EXPECT_EQ(plan[2].op, ReduceOp::sum);
+  EXPECT_EQ(plan[3].op, ReduceOp::sum);
+  EXPECT_TRUE(layer->plan(c, {false, true}).empty());  // the backward moves nothing
+  EXPECT_FALSE(config_violation(c, layer->dims()).has_value());
+  EXPECT_EQ(config_violation(parallel_config(*layer, o, 4), layer->dims()).value_or(""),
+            "vocabulary size 30 is not divisible by TP 4");
+}
+
 TEST(LayerOptions, Defaults) {
   auto layer = make_tp_mlp();
   const LayerOptions o = parse(*layer, {});

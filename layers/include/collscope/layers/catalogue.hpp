@@ -9,5 +9,7 @@ namespace collscope::layers {
 
 std::unique_ptr<Layer> make_tp_mlp();   // layer_tp_mlp
 std::unique_ptr<Layer> make_dp_grad();  // layer_dp_grad
+std::unique_ptr<Layer> make_tp_attention();  // layer_tp_attention
+std::unique_ptr<Layer> make_vocab_parallel();  // layer_vocab_parallel
 
 }  // namespace collscope::layers

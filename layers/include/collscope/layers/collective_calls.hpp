@@ -2,7 +2,11 @@
 // through the algorithm the command line chose for that collective (--allreduce-alg).
 // Every call resets its group's counting transport, runs, and (while recording) keeps
 // what this rank sent and received at that site; the time spent inside the call is the
-// layer's communication time. Buffers travel in the storage dtype (tensor.hpp).
+// layer's communication time. Buffers travel in the storage dtype (tensor.hpp), unless
+// the call names its own: vocab-parallel cross-entropy reduces its per-token statistics
+// (max, target logit, sum of exponentials) in float32 whatever the storage, with MAX or
+// SUM, as Megatron does; such a call is recorded with its own dtype and op, and its
+// exact theory uses that dtype's element size.
 //
 // Fault injection for the tests (COLLSCOPE_DEBUG_LAYER_FAULT=KIND:SITE, SITE a substring
 // of a call site's name): after a matching call, the group's last rank adds 1 to
@@ -13,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +42,8 @@ struct CallRecord {
   std::string collective;  // "allreduce"
   GroupKind group = GroupKind::tp;
   std::size_t count = 0;   // elements
+  DataType dtype = DataType::float32;  // what travelled
+  ReduceOp op = ReduceOp::sum;
   RankVolume measured;     // this rank's, from its group's counting transport
 };
 
@@ -52,6 +59,11 @@ class CollectiveCalls {
 
   // Sums `t` over the group, in place: every rank of the group ends with the sum.
   void allreduce_sum(GroupKind group, std::string_view site, Tensor& t);
+  // Reduces `data` over the group with `op`, in place, travelling as `dtype` (float32 or
+  // bfloat16: a bfloat16 call rounds the values first and reduces in bfloat16).
+  void allreduce(GroupKind group, std::string_view site, std::span<float> data, ReduceOp op,
+                 DataType dtype);
+  DataType storage() const { return storage_; }
 
   // Recording: the calls made between start and stop, in order.
   void start_recording();
@@ -63,7 +75,8 @@ class CollectiveCalls {
 
  private:
   void run(GroupComm& g, const Algorithm& algo, CollArgs& args);
-  void inject_fault(const GroupComm& g, std::string_view site, Tensor& t) const;
+  void inject_fault(const GroupComm& g, std::string_view site, std::span<float> data,
+                    DataType dtype) const;
 
   std::map<std::string, const Algorithm*, std::less<>> algorithms_;
   DataType storage_;

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,8 @@ struct PlannedCall {
   std::string collective;  // "allreduce"
   GroupKind group = GroupKind::tp;
   std::size_t count = 0;   // elements of the call (CollArgs::count)
+  std::optional<DataType> dtype;  // what travels; unset: the storage dtype
+  ReduceOp op = ReduceOp::sum;
 };
 
 // One verified tensor, over every rank and replica holding it.

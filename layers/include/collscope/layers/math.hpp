@@ -34,6 +34,35 @@ RefTensor ref_gelu_backward(const RefTensor& da, const RefTensor& z);
 void ref_add(RefTensor& acc, const RefTensor& t);  // acc += t
 void ref_scale(RefTensor& t, double s);
 
+// Softmax attention of one head over one sequence (layer_tp_attention):
+//   Q, K, V [S, d];  scores = Q K^T / sqrt(d) [S, S] (causal: key j > query i masked to
+//   -inf);  P = softmax over each row [S, S];  O = P V [S, d].
+// Backward from dO [S, d], with the saved P:
+//   dV = P^T dO;  dP = dO V^T;  dScores = P * (dP - rowsum(dP * P));
+//   dQ = dScores K / sqrt(d);  dK = dScores^T Q / sqrt(d).
+// The float32 forms compute in float32 and round P, O and each gradient to `storage` once.
+struct AttentionOut {
+  Tensor p, o;
+};
+struct AttentionGrads {
+  Tensor dq, dk, dv;
+};
+AttentionOut attention_head(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
+                            DataType storage);
+AttentionGrads attention_head_backward(const Tensor& q, const Tensor& k, const Tensor& v,
+                                       const Tensor& p, const Tensor& dout, DataType storage);
+struct RefAttentionOut {
+  RefTensor p, o;
+};
+struct RefAttentionGrads {
+  RefTensor dq, dk, dv;
+};
+RefAttentionOut ref_attention_head(const RefTensor& q, const RefTensor& k, const RefTensor& v,
+                                   bool causal);
+RefAttentionGrads ref_attention_head_backward(const RefTensor& q, const RefTensor& k,
+                                              const RefTensor& v, const RefTensor& p,
+                                              const RefTensor& dout);
+
 // Scalar forms, shared by both and tested on their own.
 float gelu(float x);
 double gelu(double x);

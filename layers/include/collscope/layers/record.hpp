@@ -21,6 +21,7 @@ struct SiteVolume {
   std::string algorithm;
   bool vendor = false;           // bytes not measured (the library's own collective)
   int group_size = 1;
+  DataType dtype = DataType::float32;  // what travels (the storage dtype unless the call says)
   std::size_t bytes = 0;         // count x element size
   std::vector<RankVolume> measured;  // by world rank; empty when not measured
   std::vector<RankVolume> theory;    // by world rank; empty when unknown

@@ -1,0 +1,277 @@
+// layer_tp_attention: Megatron's tensor-parallel self-attention (seed 002 section 3):
+// the fused QKV projection column-parallel with the heads split over the TP group,
+// softmax attention per head (local), the output projection row-parallel; on one TP
+// group of N ranks (and DP = world / N replicas, each with its own micro-batch).
+//
+//   T = S x B tokens (row s B + b: token s of sequence b, Megatron's [s, b, h] order),
+//   H hidden, n heads, d = H / n per head, n_t = n / N heads and h = H / N columns per rank.
+//   Wqkv [H, 3H]: head g owns columns g 3d .. g 3d + 3d - 1, as [q | k | v] (d each), so
+//   TP rank t, holding heads t n_t .. (t+1) n_t - 1, holds one contiguous column block:
+//   X  [T, H]  replicated in the group        Wqkv_t [H, 3h]  columns t 3h .. (t+1) 3h - 1
+//   dY [T, H]  replicated (given gradient)    Wo_t   [h, H]   rows    t h  .. (t+1) h - 1
+//
+//   forward                                      backward
+//   QKV_t = X Wqkv_t            [T, 3h]          dC_t    = dY Wo_t^T              [T, h]
+//   per local head g, sequence b (S rows):       dWo_t   = C_t^T dY               [h, H]
+//     P  = softmax(Q K^T / sqrt d)  [S, S]       per head g, sequence b:
+//          (--causal 1: key > query masked)        dV = P^T dO, dP = dO V^T,
+//     O  = P V                  [S, d]             dS = P * (dP - rowsum(dP * P)),
+//   C_t   = the heads' O, side by side [T, h]      dQ = dS K / sqrt d, dK = dS^T Q / sqrt d
+//   Y_t   = C_t Wo_t            [T, H] partial   dQKV_t  = the heads' [dQ|dK|dV]   [T, 3h]
+//   Y     = allreduce_t Y_t     [T, H]  <- (1)   dWqkv_t = X^T dQKV_t             [H, 3h]
+//                                                dX_t    = dQKV_t Wqkv_t^T        [T, H] partial
+//                                                dX      = allreduce_t dX_t       [T, H]  <- (2)
+//
+// (1) The output projection is row-parallel: each rank holds a partial sum of Y over its
+//     h rows of Wo (its heads' context columns).
+// (2) X fed every rank's QKV projection (Megatron's f: identity forward, allreduce
+//     backward), so its gradient is the sum of the ranks' contributions. Attention is
+//     independent per head and each rank holds whole heads (heads divisible by TP, the
+//     layout check): no collective inside the softmax, forward or backward.
+// Volume: ring allreduce of [T, H] sends 2(N-1)/N x T H x elem per rank per call, as the
+// MLP. Seed 002 section 3.2 counts the attention block like the MLP, 2 Phi per allreduce,
+// 4 Phi forward + backward, Phi = b s h elements (seed_figure below).
+// Verification: Y, dX from every rank; dWqkv, dWo assembled from the shards; against the
+// float64 attention on the gathered X, Wqkv, Wo, dY, per replica. The per-head softmax is
+// math.hpp's attention_head (float32, storage-rounded) and ref_attention_head (float64);
+// its backward is checked against finite differences in tests/math_test.cpp.
+#include <cmath>
+
+#include "collscope/errors.hpp"
+#include "collscope/layers/catalogue.hpp"
+#include "collscope/layers/data.hpp"
+#include "collscope/layers/gather.hpp"
+#include "collscope/layers/math.hpp"
+
+namespace collscope::layers {
+namespace {
+
+constexpr const char* kForwardSite = "fwd out-proj allreduce Y [T,H]";
+constexpr const char* kBackwardSite = "bwd qkv allreduce dX [T,H]";
+
+struct Shape {
+  std::int64_t seq = 8, batch = 2, hidden = 32, heads = 4, causal = 1;
+  std::size_t s() const { return static_cast<std::size_t>(seq); }
+  std::size_t b() const { return static_cast<std::size_t>(batch); }
+  std::size_t tokens() const { return s() * b(); }
+  std::size_t h() const { return static_cast<std::size_t>(hidden); }
+  std::size_t n() const { return static_cast<std::size_t>(heads); }
+  std::size_t d() const { return h() / n(); }
+};
+
+// The rows of sequence b (tokens s B + b) and columns [c0, c0 + d) of m: [S, d].
+template <class T>
+Matrix<T> head_block(const Matrix<T>& m, std::size_t batch, std::size_t b, std::size_t c0,
+                     std::size_t d) {
+  Matrix<T> out(m.rows / batch, d);
+  for (std::size_t s = 0; s < out.rows; ++s)
+    for (std::size_t c = 0; c < d; ++c) out.at(s, c) = m.at(s * batch + b, c0 + c);
+  return out;
+}
+
+template <class T>
+void put_head_block(Matrix<T>& m, std::size_t batch, std::size_t b, std::size_t c0,
+                    const Matrix<T>& blk) {
+  for (std::size_t s = 0; s < blk.rows; ++s)
+    for (std::size_t c = 0; c < blk.cols; ++c) m.at(s * batch + b, c0 + c) = blk.at(s, c);
+}
+
+// The float64 attention block, forward and backward, on whole tensors (all heads).
+struct Reference {
+  RefTensor y, dx, dwqkv, dwo;
+};
+
+Reference reference_attention(const Shape& sh, const RefTensor& x, const RefTensor& wqkv,
+                              const RefTensor& wo, const RefTensor& dy) {
+  const std::size_t t = sh.tokens(), h = sh.h(), d = sh.d(), nb = sh.b();
+  const RefTensor qkv = ref_matmul(x, Trans::no, wqkv, Trans::no);
+  RefTensor ctx(t, h), dqkv(t, 3 * h);
+  const RefTensor dctx = ref_matmul(dy, Trans::no, wo, Trans::yes);
+  for (std::size_t g = 0; g < sh.n(); ++g)
+    for (std::size_t b = 0; b < nb; ++b) {
+      const RefTensor q = head_block(qkv, nb, b, g * 3 * d, d);
+      const RefTensor k = head_block(qkv, nb, b, g * 3 * d + d, d);
+      const RefTensor v = head_block(qkv, nb, b, g * 3 * d + 2 * d, d);
+      const RefAttentionOut out = ref_attention_head(q, k, v, sh.causal != 0);
+      put_head_block(ctx, nb, b, g * d, out.o);
+      const RefAttentionGrads gr =
+          ref_attention_head_backward(q, k, v, out.p, head_block(dctx, nb, b, g * d, d));
+      put_head_block(dqkv, nb, b, g * 3 * d, gr.dq);
+      put_head_block(dqkv, nb, b, g * 3 * d + d, gr.dk);
+      put_head_block(dqkv, nb, b, g * 3 * d + 2 * d, gr.dv);
+    }
+  return {ref_matmul(ctx, Trans::no, wo, Trans::no), ref_matmul(dqkv, Trans::no, wqkv, Trans::yes),
+          ref_matmul(x, Trans::yes, dqkv, Trans::no), ref_matmul(ctx, Trans::yes, dy, Trans::no)};
+}
+
+class TpAttention final : public Layer {
+ public:
+  std::string_view program() const override { return "layer_tp_attention"; }
+  std::string_view name() const override { return "tp_attention"; }
+  std::string_view scheme() const override { return "tp"; }
+  std::string_view summary() const override {
+    return "tensor-parallel self-attention: column-parallel QKV (heads split over TP) -> "
+           "softmax per head -> row-parallel output projection; one allreduce [T,H] forward, "
+           "one backward";
+  }
+  DegreeFlags degree_flags() const override { return {true, true}; }
+
+  void add_options(CLI::App& app) override {
+    app.add_option("-S,--seq", shape_.seq, "sequence length S (tokens T = S x B)");
+    app.add_option("-B,--batch", shape_.batch, "micro-batch size B (sequences)");
+    app.add_option("-H,--hidden", shape_.hidden, "hidden size H, divisible by --heads");
+    app.add_option("--heads", shape_.heads, "attention heads, divisible by TP");
+    app.add_option("--causal", shape_.causal, "1: causal mask (GPT), 0: full attention");
+  }
+  void check_shape() const override {
+    if (shape_.seq < 1 || shape_.batch < 1 || shape_.hidden < 1 || shape_.heads < 1)
+      throw UsageError("--seq, --batch, --hidden and --heads must be at least 1");
+    if (shape_.causal != 0 && shape_.causal != 1)
+      throw UsageError("--causal must be 0 or 1, got " + std::to_string(shape_.causal));
+    if (shape_.hidden % shape_.heads != 0)
+      throw UsageError("hidden size " + std::to_string(shape_.hidden) +
+                       " is not divisible by the number of heads " + std::to_string(shape_.heads));
+  }
+  ModelDims dims() const override {
+    ModelDims d;
+    d.heads = shape_.heads;
+    return d;
+  }
+  nlohmann::ordered_json shape_json() const override {
+    return {{"S", shape_.seq},   {"B", shape_.batch}, {"T", shape_.tokens()},
+            {"H", shape_.hidden}, {"heads", shape_.heads}, {"head_dim", shape_.d()},
+            {"causal", shape_.causal != 0}};
+  }
+  std::vector<std::string> collectives() const override { return {"allreduce"}; }
+  std::vector<GroupKind> groups() const override { return {GroupKind::tp}; }
+
+  std::vector<PlannedCall> plan(const ParallelConfig&, Passes p) const override {
+    const std::size_t th = shape_.tokens() * shape_.h();
+    std::vector<PlannedCall> calls;
+    if (p.forward) calls.push_back({kForwardSite, "allreduce", GroupKind::tp, th, {}, ReduceOp::sum});
+    if (p.backward)
+      calls.push_back({kBackwardSite, "allreduce", GroupKind::tp, th, {}, ReduceOp::sum});
+    return calls;
+  }
+
+  SeedFigure seed_figure(const ParallelConfig& c, Passes p, DataType storage) const override {
+    const double phi = static_cast<double>(shape_.tokens() * shape_.h());
+    const double calls = (p.forward ? 1 : 0) + (p.backward ? 1 : 0);
+    SeedFigure s;
+    s.source = "seed 002 section 3.2 (and section 6: 8 x b x s x h per transformer layer)";
+    s.formula = "2 Phi per allreduce, Phi = b x s x h (attention forward + backward: 4 Phi)";
+    s.elements = 2 * phi * calls;
+    s.bytes = s.elements * static_cast<double>(dtype_size(storage));
+    s.explanation =
+        "the seed counts elements, not bytes, and takes each of the allreduce's two phases "
+        "(reduce-scatter, all-gather) as moving the whole [b s, h] tensor; a ring rank "
+        "sends (TP-1)/TP of it per phase, so the exact figure is (TP-1)/TP = " +
+        std::to_string(c.tp - 1) + "/" + std::to_string(c.tp) +
+        " of the seed's (x the element size), nothing at TP 1, and with uneven blocks it "
+        "differs per rank; like the seed, nothing moves inside the softmax (whole heads per "
+        "rank); its 8 b s h per layer adds the MLP's 4 Phi";
+    return s;
+  }
+
+  void setup(LayerContext& ctx) override {
+    const GroupPosition tp = ctx.position(GroupKind::tp);
+    const int replica = ctx.position(GroupKind::dp).position;
+    const std::size_t t = shape_.tokens(), h = shape_.h(), hl = h / tp.members.size();
+    const std::size_t pos = static_cast<std::size_t>(tp.position);
+    const DataType st = ctx.storage();
+    x_ = make_full(ctx.seed(), {"X", replica}, t, h, 1.0f, st);
+    dy_ = make_full(ctx.seed(), {"dY", replica}, t, h, 1.0f, st);
+    wqkv_ = make_block(ctx.seed(), {"Wqkv"}, {3 * h, 0, h, pos * 3 * hl, 3 * hl}, inv_sqrt(h), st);
+    wo_ = make_block(ctx.seed(), {"Wo"}, {h, pos * hl, hl, 0, h}, inv_sqrt(h), st);
+  }
+
+  void forward(LayerContext& ctx) override {
+    const DataType st = ctx.storage();
+    const std::size_t d = shape_.d(), nb = shape_.b(), heads = wqkv_.cols / (3 * d);
+    matmul(x_, Trans::no, wqkv_, Trans::no, qkv_, st);
+    ctx_ = Tensor(shape_.tokens(), heads * d);
+    probs_.assign(heads * nb, Tensor());
+    for (std::size_t g = 0; g < heads; ++g)
+      for (std::size_t b = 0; b < nb; ++b) {
+        AttentionOut out = attention_head(head_block(qkv_, nb, b, g * 3 * d, d),
+                                          head_block(qkv_, nb, b, g * 3 * d + d, d),
+                                          head_block(qkv_, nb, b, g * 3 * d + 2 * d, d),
+                                          shape_.causal != 0, st);
+        put_head_block(ctx_, nb, b, g * d, out.o);
+        probs_[g * nb + b] = std::move(out.p);
+      }
+    matmul(ctx_, Trans::no, wo_, Trans::no, y_, st);
+    ctx.calls().allreduce_sum(GroupKind::tp, kForwardSite, y_);
+  }
+
+  void backward(LayerContext& ctx) override {
+    const DataType st = ctx.storage();
+    const std::size_t d = shape_.d(), nb = shape_.b(), heads = wqkv_.cols / (3 * d);
+    const Tensor dctx = matmul(dy_, Trans::no, wo_, Trans::yes, st);
+    matmul(ctx_, Trans::yes, dy_, Trans::no, dwo_, st);
+    Tensor dqkv(shape_.tokens(), wqkv_.cols);
+    for (std::size_t g = 0; g < heads; ++g)
+      for (std::size_t b = 0; b < nb; ++b) {
+        const AttentionGrads gr = attention_head_backward(
+            head_block(qkv_, nb, b, g * 3 * d, d), head_block(qkv_, nb, b, g * 3 * d + d, d),
+            head_block(qkv_, nb, b, g * 3 * d + 2 * d, d), probs_[g * nb + b],
+            head_block(dctx, nb, b, g * d, d), st);
+        put_head_block(dqkv, nb, b, g * 3 * d, gr.dq);
+        put_head_block(dqkv, nb, b, g * 3 * d + d, gr.dk);
+        put_head_block(dqkv, nb, b, g * 3 * d + 2 * d, gr.dv);
+      }
+    matmul(x_, Trans::yes, dqkv, Trans::no, dwqkv_, st);
+    matmul(dqkv, Trans::no, wqkv_, Trans::yes, dx_, st);
+    ctx.calls().allreduce_sum(GroupKind::tp, kBackwardSite, dx_);
+  }
+
+  std::vector<TensorCheck> verify(LayerContext& ctx, Passes p) override {
+    const MPI_Comm c = ctx.ctrl();
+    const Gathered g{gather_to_root(c, x_),   gather_to_root(c, wqkv_), gather_to_root(c, wo_),
+                     gather_to_root(c, dy_),  gather_to_root(c, y_),    gather_to_root(c, dx_),
+                     gather_to_root(c, dwqkv_), gather_to_root(c, dwo_)};
+    std::vector<TensorCheck> checks;
+    if (ctx.world_rank() != 0) return checks;
+    for (const std::vector<int>& group : rank_groups(ctx.config(), GroupKind::tp))
+      check_group(g, group, p, ctx.storage(), checks);
+    return checks;
+  }
+
+ private:
+  struct Gathered {
+    std::vector<Tensor> x, wqkv, wo, dy, y, dx, dwqkv, dwo;  // by world rank
+  };
+
+  static float inv_sqrt(std::size_t n) { return 1.0f / std::sqrt(static_cast<float>(n)); }
+
+  // One TP group: its replica's reference against what each of its ranks holds. The
+  // longest sums: Y over the H context columns, dX over the 3H QKV columns, the weight
+  // gradients over the T tokens.
+  void check_group(const Gathered& g, const std::vector<int>& group, Passes p, DataType st,
+                   std::vector<TensorCheck>& checks) const {
+    const std::size_t lead = static_cast<std::size_t>(group.front());
+    const Reference ref =
+        reference_attention(shape_, to_ref(g.x[lead]), concat_columns(ref_parts(g.wqkv, group)),
+                            concat_rows(ref_parts(g.wo, group)), to_ref(g.dy[lead]));
+    const std::size_t h = shape_.h(), t = shape_.tokens();
+    for (int r : group) {
+      if (p.forward) add_check(checks, "Y", compare(g.y[r], ref.y, st, h));
+      if (p.backward) add_check(checks, "dX", compare(g.dx[r], ref.dx, st, 3 * h));
+    }
+    if (!p.backward) return;
+    add_check(checks, "dWqkv", compare(concat_columns(parts_of(g.dwqkv, group)), ref.dwqkv, st, t));
+    add_check(checks, "dWo", compare(concat_rows(parts_of(g.dwo, group)), ref.dwo, st, t));
+  }
+
+  Shape shape_;
+  Tensor x_, dy_, wqkv_, wo_;     // inputs and weights (this rank's shards)
+  Tensor qkv_, ctx_, y_;          // forward: saved activations, output
+  std::vector<Tensor> probs_;     // forward: P per (local head, sequence), saved
+  Tensor dx_, dwqkv_, dwo_;       // backward: gradients
+};
+
+}  // namespace
+
+std::unique_ptr<Layer> make_tp_attention() { return std::make_unique<TpAttention>(); }
+
+}  // namespace collscope::layers
