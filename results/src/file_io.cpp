@@ -82,11 +82,12 @@ Record fill_record(const Layout& layout, const char* marker) {
   return r;
 }
 
-void create_table(hid_t file, const TableSpec& t) {
+h5::Id create_table(hid_t file, const TableSpec& t) {
   h5::Id group = h5::own(H5Gcreate2(file, t.name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), t.name);
   create_dataset(group.get(), "rows", t.rows.type(), t.row_chunk, fill_record(t.rows, "run_id").data());
   create_dataset(group.get(), "ranks", t.ranks.type(), t.rank_chunk, fill_record(t.ranks, "row").data());
   for (const PoolSpec& p : t.pools) create_dataset(group.get(), p.key, memtype_of(p.kind), kPoolChunk, nullptr);
+  return group;
 }
 
 void build_layout(const std::string& path, const FileAttributes& attrs) {
@@ -100,6 +101,7 @@ void build_layout(const std::string& path, const FileAttributes& attrs) {
   create_dataset(file.get(), "runs", runs_layout().type(), kRunChunk,
                  fill_record(runs_layout(), "run_id").data());
   for (const TableSpec* t : row_tables()) create_table(file.get(), *t);
+  create_layer_group(file.get());
   h5::check(H5Fclose(file.release()), "cannot close the new results file");
 }
 
@@ -118,6 +120,18 @@ bool publish(const std::string& tmp, const std::string& path) {
 }
 
 }  // namespace
+
+void create_layer_group(hid_t file) {
+  h5::Id group = create_table(file, layer_table());
+  create_dataset(group.get(), "sites", layer_sites_layout().type(), kLayerChildChunk,
+                 fill_record(layer_sites_layout(), "row").data());
+  create_dataset(group.get(), "site_ranks", layer_site_ranks_layout().type(), layer_table().rank_chunk,
+                 fill_record(layer_site_ranks_layout(), "site").data());
+  create_dataset(group.get(), "checks", layer_checks_layout().type(), kLayerChildChunk,
+                 fill_record(layer_checks_layout(), "row").data());
+}
+
+std::string layer_path(const std::string& name) { return dataset_path(layer_table(), name); }
 
 hid_t memtype_of(Kind pool_kind) { return pool_kind == Kind::u64 ? H5T_NATIVE_UINT64 : H5T_NATIVE_DOUBLE; }
 
@@ -189,11 +203,20 @@ bool dataset_matches(hid_t file, const std::string& path, hid_t type) {
 // The first table that does not follow this schema, "" when all do.
 std::string first_mismatch(hid_t file) {
   if (!dataset_matches(file, "/runs", runs_layout().type())) return "/runs";
-  for (const TableSpec* t : row_tables()) {
+  std::vector<const TableSpec*> tables = row_tables();
+  if (has_layer_group(file)) tables.push_back(&layer_table());  // optional, but whole when there
+  for (const TableSpec* t : tables) {
     if (!dataset_matches(file, dataset_path(*t, "rows"), t->rows.type())) return dataset_path(*t, "rows");
     if (!dataset_matches(file, dataset_path(*t, "ranks"), t->ranks.type())) return dataset_path(*t, "ranks");
     for (const PoolSpec& p : t->pools)
       if (!dataset_matches(file, dataset_path(*t, p.key), memtype_of(p.kind))) return dataset_path(*t, p.key);
+  }
+  if (has_layer_group(file)) {
+    const std::pair<const char*, const Layout*> children[] = {
+        {"sites", &layer_sites_layout()}, {"site_ranks", &layer_site_ranks_layout()},
+        {"checks", &layer_checks_layout()}};
+    for (const auto& [name, layout] : children)
+      if (!dataset_matches(file, layer_path(name), layout->type())) return layer_path(name);
   }
   return {};
 }
@@ -252,6 +275,8 @@ FileAttributes read_file_attributes(hid_t file) {
   return {read_int_attribute(file, "collscope_schema_version"), read_text_attribute(file, "created_by"),
           read_text_attribute(file, "created_utc")};
 }
+
+bool has_layer_group(hid_t file) { return H5Lexists(file, "/layer", H5P_DEFAULT) > 0; }
 
 std::string dataset_path(const TableSpec& t, const std::string& name) { return "/" + t.name + "/" + name; }
 

@@ -28,6 +28,12 @@ h5::Id open_results_file(const std::string& path, bool writable);
 
 FileAttributes read_file_attributes(hid_t file);
 
+// The /layer group: every new file has it; one made before it existed gets it on its
+// first layer row (create_layer_group, in the open file; SCHEMA.md, "/layer").
+bool has_layer_group(hid_t file);
+void create_layer_group(hid_t file);
+std::string layer_path(const std::string& name);  // /layer/<name>
+
 std::string dataset_path(const TableSpec& t, const std::string& name);  // "/collective/rows"
 h5::Id open_dataset(hid_t file, const std::string& path);
 

@@ -1,6 +1,7 @@
 #include "collscope/results/results_file.hpp"
 
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "collscope/build_config.hpp"
@@ -8,6 +9,7 @@
 #include "collscope/results/build_info.hpp"
 #include "eoa_guard.hpp"
 #include "file_io.hpp"
+#include "layer.hpp"
 #include "rows.hpp"
 #include "runs.hpp"
 #include "utc_time.hpp"
@@ -22,6 +24,12 @@ struct OpenTable {
   hsize_t next_row = 0;  // rows past the last finished one are overwritten
 };
 
+// /layer: the rows table and its children.
+struct LayerTables {
+  OpenTable table;
+  h5::Id sites, site_ranks, checks;
+};
+
 struct ResultsFile::Impl {
   std::string path;
   h5::Id file;
@@ -29,9 +37,11 @@ struct ResultsFile::Impl {
   h5::Id runs;
   std::int64_t run_id = -1;
   OpenTable collective, pingpong;
+  std::optional<LayerTables> layer;  // none until the file has /layer
 
   void flush();
   void append(OpenTable& t, const nlohmann::json& row);
+  void append_layer(const nlohmann::json& record);
   void close();
 };
 
@@ -69,6 +79,35 @@ OpenTable open_table(hid_t file, const TableSpec& spec) {
   t.next_row = finished_rows(t.rows.get(), spec.rows);
   orphan_unreferenced_ranks(t);
   return t;
+}
+
+// Marks the records of `dataset` from `end` on as belonging to nothing (`marker` -1).
+void orphan_from(hid_t dataset, const Layout& layout, const char* marker, hsize_t end) {
+  const hsize_t length = length_of(dataset);
+  if (end >= length) return;
+  std::vector<Record> orphans = read_records(dataset, layout, end, length - end);
+  for (Record& r : orphans) r.set_int(marker, -1);
+  write_records(dataset, orphans, end);
+}
+
+// Where the children of the last finished layer row end; what follows belongs to no row.
+LayerTables open_layer(hid_t file) {
+  LayerTables l{open_table(file, layer_table()), open_dataset(file, layer_path("sites")),
+                open_dataset(file, layer_path("site_ranks")), open_dataset(file, layer_path("checks"))};
+  hsize_t sites_end = 0, checks_end = 0, site_ranks_end = 0;
+  if (l.table.next_row > 0) {
+    const Record last = read_records(l.table.rows.get(), layer_table().rows, l.table.next_row - 1, 1).front();
+    sites_end = static_cast<hsize_t>(last.get_int("sites_offset") + last.get_int("sites_count"));
+    checks_end = static_cast<hsize_t>(last.get_int("checks_offset") + last.get_int("checks_count"));
+  }
+  if (sites_end > 0) {
+    const Record site = read_records(l.sites.get(), layer_sites_layout(), sites_end - 1, 1).front();
+    site_ranks_end = static_cast<hsize_t>(site.get_int("ranks_offset") + site.get_int("ranks_count"));
+  }
+  orphan_from(l.sites.get(), layer_sites_layout(), "row", sites_end);
+  orphan_from(l.checks.get(), layer_checks_layout(), "row", checks_end);
+  orphan_from(l.site_ranks.get(), layer_site_ranks_layout(), "site", site_ranks_end);
+  return l;
 }
 
 void append_pool(OpenTable& t, PoolValues& v, Record& row) {
@@ -116,6 +155,46 @@ void ResultsFile::Impl::append(OpenTable& t, const nlohmann::json& json_row) {
   ++t.next_row;
 }
 
+// As append(): every child (ranks, times, sites with their ranks, checks) flushed first,
+// then the row. A file without /layer gets it here, in one flush of its own before the
+// row (SCHEMA.md, "/layer": the one step that is not crash safe).
+void ResultsFile::Impl::append_layer(const nlohmann::json& record) {
+  EncodedLayer e = encode_layer(record);
+  if (!layer) {
+    guard.reserve(0);
+    create_layer_group(file.get());
+    flush();
+    layer = open_layer(file.get());
+  }
+  OpenTable& t = layer->table;
+  const auto row = static_cast<std::int64_t>(t.next_row);
+  const hsize_t ranks_at = length_of(t.ranks.get()), sites_at = length_of(layer->sites.get()),
+                site_ranks_at = length_of(layer->site_ranks.get()), checks_at = length_of(layer->checks.get());
+  for (Record& r : e.row.ranks) r.set_int("row", row);
+  for (Record& r : e.sites) {
+    r.set_int("row", row);
+    r.set_int("ranks_offset", r.get_int("ranks_offset") + static_cast<std::int64_t>(site_ranks_at));
+  }
+  for (Record& r : e.site_ranks) r.set_int("site", r.get_int("site") + static_cast<std::int64_t>(sites_at));
+  for (Record& r : e.checks) r.set_int("row", row);
+  e.row.row.set_int("ranks_offset", static_cast<std::int64_t>(ranks_at));
+  e.row.row.set_int("ranks_count", static_cast<std::int64_t>(e.row.ranks.size()));
+  e.row.row.set_int("sites_offset", static_cast<std::int64_t>(sites_at));
+  e.row.row.set_int("checks_offset", static_cast<std::int64_t>(checks_at));
+  e.row.row.set_int("run_id", run_id);
+  guard.reserve(e.payload_bytes());
+  write_records(t.ranks.get(), e.row.ranks, ranks_at);
+  for (PoolValues& v : e.row.pools) append_pool(t, v, e.row.row);
+  write_records(layer->site_ranks.get(), e.site_ranks, site_ranks_at);
+  write_records(layer->sites.get(), e.sites, sites_at);
+  write_records(layer->checks.get(), e.checks, checks_at);
+  flush();
+  guard.reserve(e.payload_bytes());
+  write_records(t.rows.get(), {e.row.row}, t.next_row);
+  flush();
+  ++t.next_row;
+}
+
 void ResultsFile::Impl::close() {
   if (!file.valid()) return;
   flush();
@@ -123,6 +202,7 @@ void ResultsFile::Impl::close() {
   runs.reset();
   collective = {};
   pingpong = {};
+  layer.reset();
   h5::check(H5Fclose(file.release()), "cannot close the results file '" + path + "'");
   guard.trim();
 }
@@ -138,6 +218,7 @@ ResultsFile ResultsFile::open_for_append(const std::string& path, const RunAttri
   impl->runs = open_dataset(impl->file.get(), "/runs");
   impl->collective = open_table(impl->file.get(), collective_table());
   impl->pingpong = open_table(impl->file.get(), pingpong_table());
+  if (has_layer_group(impl->file.get())) impl->layer = open_layer(impl->file.get());
   impl->flush();
   impl->guard.reserve(0);
   const hsize_t run_at = finished_rows(impl->runs.get(), runs_layout());
@@ -166,6 +247,11 @@ void ResultsFile::append_collective(const nlohmann::json& row) {
 void ResultsFile::append_pingpong(const nlohmann::json& row) {
   h5::QuietErrors quiet;
   impl_->append(impl_->pingpong, row);
+}
+
+void ResultsFile::append_layer(const nlohmann::json& record) {
+  h5::QuietErrors quiet;
+  impl_->append_layer(record);
 }
 
 std::int64_t ResultsFile::run_id() const { return impl_->run_id; }

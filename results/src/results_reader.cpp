@@ -1,6 +1,7 @@
 #include "collscope/results/results_reader.hpp"
 
 #include "file_io.hpp"
+#include "layer.hpp"
 #include "rows.hpp"
 #include "runs.hpp"
 
@@ -42,6 +43,21 @@ std::vector<StoredRow> stored_rows(hid_t file, const TableSpec& t) {
   return out;
 }
 
+std::vector<StoredRow> stored_layer_rows(hid_t file) {
+  if (!has_layer_group(file)) return {};
+  LayerData d;
+  d.table = read_table(file, layer_table());
+  d.sites = read_all(file, layer_path("sites"), layer_sites_layout());
+  d.site_ranks = read_all(file, layer_path("site_ranks"), layer_site_ranks_layout());
+  d.checks = read_all(file, layer_path("checks"), layer_checks_layout());
+  std::vector<StoredRow> out;
+  for (std::size_t i = 0; i < d.table.rows.size(); ++i) {
+    const std::int64_t run_id = d.table.rows[i].get_int("run_id");
+    if (run_id >= 0) out.push_back({run_id, decode_layer(d, i)});
+  }
+  return out;
+}
+
 }  // namespace
 
 ResultsContents read_results(const std::string& path) {
@@ -56,6 +72,7 @@ ResultsContents read_results(const std::string& path) {
     if (r.get_int("run_id") >= 0) c.runs.push_back({r.get_int("run_id"), decode_run(r)});
   c.collective = stored_rows(file.get(), collective_table());
   c.pingpong = stored_rows(file.get(), pingpong_table());
+  c.layer = stored_layer_rows(file.get());
   return c;
 }
 

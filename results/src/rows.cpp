@@ -67,25 +67,6 @@ void encode_text_list(Record& r, const TextListSpec& l, const json& row) {
   r.set_text(l.key, joined);
 }
 
-// Fills one group's columns of the ranks records; returns whether the group is known.
-bool encode_rank_group(std::vector<Record>& ranks, const RankGroupSpec& g, const json& row) {
-  bool known = false;
-  for (std::size_t c = 0; c < g.columns.size(); ++c) {
-    const RankColumn& col = g.columns[c];
-    const json* v = value_of(row, col.key, g.empty_when_missing ? Missing::never : Missing::null);
-    const bool has = v && !(g.empty_when_missing && v->empty());
-    if (c > 0 && has != known) fail(col.key, std::string("is null unlike '") + g.columns[0].key + "'");
-    known = has;
-    if (!has) continue;
-    if (v->size() != ranks.size()) fail(col.key, "has " + std::to_string(v->size()) + " values, not nranks");
-    for (std::size_t i = 0; i < ranks.size(); ++i) {
-      if (g.kind == Kind::u64) ranks[i].set_u64(col.column, get<std::uint64_t>((*v)[i], col.key));
-      else ranks[i].set_int(col.column, get<std::int64_t>((*v)[i], col.key));
-    }
-  }
-  return known;
-}
-
 template <class T>
 std::vector<T> flatten(const json& v, const PoolSpec& p, std::size_t nranks) {
   if (!p.square) return get<std::vector<T>>(v, p.key);
@@ -109,7 +90,7 @@ PoolValues encode_pool(const PoolSpec& p, const json& row, std::size_t nranks) {
   return out;
 }
 
-void reject_unknown_keys(const TableSpec& t, const json& row) {
+void reject_unknown_row_keys(const TableSpec& t, const json& row) {
   std::set<std::string> known;
   for (const ScalarSpec& s : t.scalars) known.insert(s.key);
   for (const PairSpec& p : t.pairs) known.insert(p.key);
@@ -117,12 +98,39 @@ void reject_unknown_keys(const TableSpec& t, const json& row) {
   for (const RankGroupSpec& g : t.rank_groups)
     for (const RankColumn& c : g.columns) known.insert(c.key);
   for (const PoolSpec& p : t.pools) known.insert(p.key);
-  for (const auto& item : row.items())
-    if (!known.count(item.key()))
-      fail(item.key(), "has no column in the " + t.name + " table (update results/ and SCHEMA.md)");
+  reject_unknown_keys(known, row, t.name);
 }
 
 }  // namespace
+
+void reject_unknown_keys(const std::set<std::string>& known, const json& object, const std::string& where) {
+  if (!object.is_object()) throw RuntimeError("results: a " + where + " record must be a JSON object");
+  for (const auto& item : object.items())
+    if (!known.count(item.key()))
+      fail(item.key(), "has no column in the " + where + " table (update results/ and SCHEMA.md)");
+}
+
+void encode_scalars(Record& r, const std::vector<ScalarSpec>& scalars, const json& object) {
+  for (const ScalarSpec& s : scalars) encode_scalar(r, s, object);
+}
+
+bool encode_rank_group(std::vector<Record>& ranks, const RankGroupSpec& g, const json& row) {
+  bool known = false;
+  for (std::size_t c = 0; c < g.columns.size(); ++c) {
+    const RankColumn& col = g.columns[c];
+    const json* v = value_of(row, col.key, g.empty_when_missing ? Missing::never : Missing::null);
+    const bool has = v && !(g.empty_when_missing && v->empty());
+    if (c > 0 && has != known) fail(col.key, std::string("is null unlike '") + g.columns[0].key + "'");
+    known = has;
+    if (!has) continue;
+    if (v->size() != ranks.size()) fail(col.key, "has " + std::to_string(v->size()) + " values, not nranks");
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      if (g.kind == Kind::u64) ranks[i].set_u64(col.column, get<std::uint64_t>((*v)[i], col.key));
+      else ranks[i].set_int(col.column, get<std::int64_t>((*v)[i], col.key));
+    }
+  }
+  return known;
+}
 
 std::size_t EncodedRow::payload_bytes() const {
   std::size_t n = row.layout().size() * (1 + ranks.size());
@@ -132,9 +140,9 @@ std::size_t EncodedRow::payload_bytes() const {
 
 EncodedRow encode_row(const TableSpec& t, const json& row) {
   if (!row.is_object()) throw RuntimeError("results: a " + t.name + " row must be a JSON object");
-  reject_unknown_keys(t, row);
+  reject_unknown_row_keys(t, row);
   EncodedRow e{Record(t.rows), {}, {}};
-  for (const ScalarSpec& s : t.scalars) encode_scalar(e.row, s, row);
+  encode_scalars(e.row, t.scalars, row);
   for (const PairSpec& p : t.pairs) encode_pair(e.row, p, row);
   for (const TextListSpec& l : t.text_lists) encode_text_list(e.row, l, row);
   const std::int64_t nranks = e.row.get_int("nranks");
@@ -193,18 +201,22 @@ json decode_text_list(const Record& r, const TextListSpec& l) {
   return out;
 }
 
-void decode_rank_group(json& row, const Record& r, const RankGroupSpec& g, const TableData& d) {
+}  // namespace
+
+void decode_rank_group(json& row, const Record& r, const RankGroupSpec& g, const std::vector<Record>& ranks) {
   const auto first = static_cast<std::size_t>(r.get_int("ranks_offset"));
   const auto count = static_cast<std::size_t>(r.get_int("ranks_count"));
   const bool known = r.get_bool(g.known);
   for (const RankColumn& c : g.columns) {
     json values = json::array();
     for (std::size_t i = first; known && i < first + count; ++i)
-      values.push_back(g.kind == Kind::u64 ? json(d.ranks.at(i).get_u64(c.column))
-                                           : json(d.ranks.at(i).get_int(c.column)));
+      values.push_back(g.kind == Kind::u64 ? json(ranks.at(i).get_u64(c.column))
+                                           : json(ranks.at(i).get_int(c.column)));
     row[c.key] = known || g.empty_when_missing ? values : json(nullptr);
   }
 }
+
+namespace {
 
 template <class T>
 json pool_slice(const std::vector<T>& pool, std::size_t offset, std::size_t count, bool square,
@@ -237,13 +249,17 @@ json decode_pool(const Record& r, const PoolSpec& p, const TableData& d) {
 
 }  // namespace
 
+void decode_scalars(json& object, const Record& r, const std::vector<ScalarSpec>& scalars) {
+  for (const ScalarSpec& s : scalars) put(object, s.key, decode_scalar(r, s), s.missing);
+}
+
 json decode_row(const TableSpec& t, const TableData& d, std::size_t i) {
   const Record& r = d.rows.at(i);
   json row = json::object();
-  for (const ScalarSpec& s : t.scalars) put(row, s.key, decode_scalar(r, s), s.missing);
+  decode_scalars(row, r, t.scalars);
   for (const PairSpec& p : t.pairs) put(row, p.key, decode_pair(r, p), p.missing);
   for (const TextListSpec& l : t.text_lists) row[l.key] = decode_text_list(r, l);
-  for (const RankGroupSpec& g : t.rank_groups) decode_rank_group(row, r, g, d);
+  for (const RankGroupSpec& g : t.rank_groups) decode_rank_group(row, r, g, d.ranks);
   for (const PoolSpec& p : t.pools) put(row, p.key, decode_pool(r, p, d), p.missing);
   return row;
 }

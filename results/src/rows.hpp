@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,5 +42,17 @@ struct TableData {
 
 // The JSON of rows[i], as the writer was given it (text cut to its field's size).
 nlohmann::json decode_row(const TableSpec& table, const TableData& data, std::size_t i);
+
+// The pieces of the above, for tables nested in a row (the layer table's sites, checks).
+// RuntimeError naming the first key of `object` outside `known` (where: the table's name).
+void reject_unknown_keys(const std::set<std::string>& known, const nlohmann::json& object,
+                         const std::string& where);
+void encode_scalars(Record& r, const std::vector<ScalarSpec>& scalars, const nlohmann::json& object);
+// Fills one group's columns of `ranks` (one record per rank); returns whether it is known.
+bool encode_rank_group(std::vector<Record>& ranks, const RankGroupSpec& g, const nlohmann::json& object);
+void decode_scalars(nlohmann::json& object, const Record& r, const std::vector<ScalarSpec>& scalars);
+// The group's arrays from ranks[r.ranks_offset, + r.ranks_count).
+void decode_rank_group(nlohmann::json& object, const Record& r, const RankGroupSpec& g,
+                       const std::vector<Record>& ranks);
 
 }  // namespace collscope::results

@@ -7,7 +7,7 @@ using M = Missing;
 
 Layout rows_layout(const std::vector<ScalarSpec>& scalars, const std::vector<PairSpec>& pairs,
                    const std::vector<TextListSpec>& lists, const std::vector<RankGroupSpec>& groups,
-                   const std::vector<PoolSpec>& pools) {
+                   const std::vector<PoolSpec>& pools, const std::vector<std::string>& children) {
   std::vector<Field> f{{"run_id", Kind::i64}};
   for (const ScalarSpec& s : scalars) f.push_back({s.key, s.kind, s.text_size});
   for (const PairSpec& p : pairs) {
@@ -22,11 +22,15 @@ Layout rows_layout(const std::vector<ScalarSpec>& scalars, const std::vector<Pai
     f.push_back({std::string(p.key) + "_offset", Kind::i64});
     f.push_back({std::string(p.key) + "_count", Kind::i64});
   }
+  for (const std::string& c : children) {
+    f.push_back({c + "_offset", Kind::i64});
+    f.push_back({c + "_count", Kind::i64});
+  }
   return Layout(std::move(f));
 }
 
-Layout ranks_layout(const std::vector<RankGroupSpec>& groups) {
-  std::vector<Field> f{{"row", Kind::i64}, {"rank", Kind::i32}};
+Layout ranks_layout(const std::vector<RankGroupSpec>& groups, const char* parent = "row") {
+  std::vector<Field> f{{parent, Kind::i64}, {"rank", Kind::i32}};
   for (const RankGroupSpec& g : groups)
     for (const RankColumn& c : g.columns) f.push_back({c.column, g.kind});
   return Layout(std::move(f));
@@ -34,11 +38,25 @@ Layout ranks_layout(const std::vector<RankGroupSpec>& groups) {
 
 TableSpec make_table(std::string name, std::vector<ScalarSpec> scalars, std::vector<PairSpec> pairs,
                      std::vector<TextListSpec> lists, std::vector<RankGroupSpec> groups,
-                     std::vector<PoolSpec> pools) {
-  Layout rows = rows_layout(scalars, pairs, lists, groups, pools);
+                     std::vector<PoolSpec> pools, std::vector<std::string> children = {}) {
+  Layout rows = rows_layout(scalars, pairs, lists, groups, pools, children);
   Layout ranks = ranks_layout(groups);
   return TableSpec{std::move(name), std::move(scalars), std::move(pairs), std::move(lists),
-                   std::move(groups), std::move(pools), 64, 1024, std::move(rows), std::move(ranks)};
+                   std::move(groups), std::move(pools), 64, 1024, std::move(rows), std::move(ranks),
+                   std::move(children)};
+}
+
+// A child table's layout: the parent's index, its scalars, then its rank groups' known
+// flags and ranks_offset / ranks_count when it has per-rank records.
+Layout child_layout(const std::vector<ScalarSpec>& scalars, const std::vector<RankGroupSpec>& groups) {
+  std::vector<Field> f{{"row", Kind::i64}};
+  for (const ScalarSpec& s : scalars) f.push_back({s.key, s.kind, s.text_size});
+  for (const RankGroupSpec& g : groups) f.push_back({g.known, Kind::boolean});
+  if (!groups.empty()) {
+    f.push_back({"ranks_offset", Kind::i64});
+    f.push_back({"ranks_count", Kind::i64});
+  }
+  return Layout(std::move(f));
 }
 
 // Per-rank volumes, as both tables report them.
@@ -109,6 +127,96 @@ const TableSpec& pingpong_table() {
 const std::vector<const TableSpec*>& row_tables() {
   static const std::vector<const TableSpec*> all{&collective_table(), &pingpong_table()};
   return all;
+}
+
+// ---- /layer: the layer pipelines' records (layers/src/record.cpp) ----------------------
+
+namespace {
+
+RankGroupSpec measured_bytes() {
+  return {"measured_known", Kind::u64, {{"sent_bytes", "sent_bytes"}, {"recv_bytes", "recv_bytes"}}};
+}
+
+RankGroupSpec theory_bytes() {
+  return {"theory_known", Kind::u64,
+          {{"theory_sent_bytes", "theory_sent_bytes"}, {"theory_recv_bytes", "theory_recv_bytes"}}};
+}
+
+}  // namespace
+
+// The layer rows: every scalar of the record; `shape` and `algorithms` (small objects) as
+// their JSON text, `seed_figure`'s fields as seed_*; `collectives` and `checks` are the
+// child tables sites and checks.
+const TableSpec& layer_table() {
+  static const TableSpec t = [] {
+    TableSpec l = make_table(
+        "layer",
+        {{"layer", Kind::text, 32}, {"program", Kind::text, 128}, {"scheme", Kind::text, 32},
+         {"transport", Kind::text, 16}, {"nranks", Kind::i32}, {"tp", Kind::i32},
+         {"cp", Kind::i32}, {"pp", Kind::i32}, {"dp", Kind::i32}, {"ep", Kind::i32},
+         {"etp", Kind::i32}, {"sp", Kind::boolean}, {"dtype", Kind::text, 16},
+         {"passes", Kind::text, 16}, {"shape", Kind::text, 512}, {"seed", Kind::u64},
+         {"algorithms", Kind::text, 512}, {"iters", Kind::i32}, {"warmup", Kind::i32},
+         {"time_us", Kind::f64}, {"time_us_min", Kind::f64}, {"time_us_max", Kind::f64},
+         {"compute_us", Kind::f64}, {"comm_us", Kind::f64}, {"pass", Kind::boolean},
+         {"verified", Kind::boolean}, {"rel_l2_error", Kind::f64, 0, M::null},
+         {"max_abs_error", Kind::f64, 0, M::null}, {"tolerance", Kind::f64, 0, M::null},
+         {"volume", Kind::text, 16}, {"volume_error", Kind::text, 1024},
+         {"seed_source", Kind::text, 256}, {"seed_formula", Kind::text, 256},
+         {"seed_elements", Kind::f64}, {"seed_bytes", Kind::f64},
+         {"seed_explanation", Kind::text, 2048},
+         {"seed_exact_sent_bytes", Kind::i64, 0, M::null},
+         {"seed_exact_over_seed", Kind::f64, 0, M::null}},
+        {}, {{"transport_env", 512}}, {measured_bytes(), theory_bytes()},
+        {{"times_us", Kind::f64, false, M::never}}, {"sites", "checks"});
+    l.row_chunk = kLayerRowChunk;  // a layer binary writes one row: small chunks, small files
+    l.rank_chunk = kLayerRankChunk;
+    return l;
+  }();
+  return t;
+}
+
+// One record per collective call site of a layer row (`collectives` in the record).
+const std::vector<ScalarSpec>& layer_site_scalars() {
+  static const std::vector<ScalarSpec> s{
+      {"site", Kind::text, 256},       {"collective", Kind::text, 32},
+      {"algorithm", Kind::text, 64},   {"group", Kind::text, 16},
+      {"group_size", Kind::i32},       {"count", Kind::u64},
+      {"dtype", Kind::text, 16},       {"op", Kind::text, 16, M::absent},
+      {"bytes", Kind::u64},
+      {"closed_form", Kind::text, 128}, {"closed_form_sent_bytes", Kind::f64, 0, M::null},
+      {"volume", Kind::text, 16}};
+  return s;
+}
+
+const std::vector<RankGroupSpec>& layer_site_groups() {
+  static const std::vector<RankGroupSpec> g{measured_bytes(), theory_bytes()};
+  return g;
+}
+
+// One record per verified tensor of a layer row (`checks` in the record).
+const std::vector<ScalarSpec>& layer_check_scalars() {
+  static const std::vector<ScalarSpec> s{
+      {"tensor", Kind::text, 64},           {"rel_l2_error", Kind::f64, 0, M::null},
+      {"max_abs_error", Kind::f64, 0, M::null}, {"tolerance", Kind::f64},
+      {"max_abs_tolerance", Kind::f64, 0, M::null}, {"reduction_length", Kind::u64},
+      {"finite", Kind::boolean},            {"pass", Kind::boolean}};
+  return s;
+}
+
+const Layout& layer_sites_layout() {
+  static const Layout l = child_layout(layer_site_scalars(), layer_site_groups());
+  return l;
+}
+
+const Layout& layer_site_ranks_layout() {
+  static const Layout l = ranks_layout(layer_site_groups(), "site");
+  return l;
+}
+
+const Layout& layer_checks_layout() {
+  static const Layout l = child_layout(layer_check_scalars(), {});
+  return l;
 }
 
 // One row per run (per open_for_append): the run's attributes.

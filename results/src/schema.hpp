@@ -69,12 +69,29 @@ struct TableSpec {
   std::vector<PoolSpec> pools;
   hsize_t row_chunk = 64, rank_chunk = 1024;
   Layout rows, ranks;  // derived from the above
+  // Child tables in the same group (the layer table's sites and checks): the row holds
+  // <child>_offset and <child>_count, after the pools' columns.
+  std::vector<std::string> children = {};
 };
 
 const TableSpec& collective_table();
 const TableSpec& pingpong_table();
-const std::vector<const TableSpec*>& row_tables();
+const std::vector<const TableSpec*>& row_tables();  // made in every file, checked on open
 const Layout& runs_layout();
+
+// The /layer group (SCHEMA.md, "/layer"): made in every new file, and in an older one on
+// its first layer row. Its rows table is layer_table(); its sites and checks tables are
+// plain record tables with these layouts and specs.
+const TableSpec& layer_table();
+const std::vector<ScalarSpec>& layer_site_scalars();   // /layer/sites after `row`
+const std::vector<RankGroupSpec>& layer_site_groups();  // /layer/site_ranks
+const std::vector<ScalarSpec>& layer_check_scalars();  // /layer/checks after `row`
+const Layout& layer_sites_layout();
+const Layout& layer_site_ranks_layout();
+const Layout& layer_checks_layout();
+inline constexpr hsize_t kLayerRowChunk = 8;     // /layer/rows
+inline constexpr hsize_t kLayerChildChunk = 64;  // /layer/sites, /layer/checks
+inline constexpr hsize_t kLayerRankChunk = 256;  // /layer/ranks, /layer/site_ranks
 
 inline constexpr hsize_t kRunChunk = 4;
 inline constexpr hsize_t kPoolChunk = 16384;  // elements

@@ -5,7 +5,8 @@
   h5dump  h5dump reads the whole file
   crash   a writer killed with SIGKILL, again and again, leaves a file that h5py, h5dump
           and the C++ reader open, with every row it finished; a new run appends after
-  merge   scripts/merge joins files, keeps every run and row, refuses what it must
+  merge   scripts/merge joins files, keeps every run and row, refuses what it must; files
+          with and without /layer
 
 results_py_test.py GROUP --tool results_tool --merge scripts/merge --h5dump h5dump
 """
@@ -57,6 +58,26 @@ POOLS = {  # pool -> (missing, N x N nested in JSON)
     "pingpong": {"times_us": ("absent", False), "traffic_bytes": (None, False),
                  "latency_us_matrix": ("absent", True), "bw_gbps_matrix": ("absent", True)},
 }
+LAYER_SCALARS = {  # /layer/rows
+    **{c: None for c in ("layer", "program", "scheme", "transport", "nranks", "tp", "cp", "pp",
+                         "dp", "ep", "etp", "sp", "dtype", "passes", "shape", "seed",
+                         "algorithms", "iters", "warmup", "time_us", "time_us_min",
+                         "time_us_max", "compute_us", "comm_us", "pass", "verified", "volume",
+                         "volume_error", "seed_source", "seed_formula", "seed_elements",
+                         "seed_bytes", "seed_explanation")},
+    "rel_l2_error": "null", "max_abs_error": "null", "tolerance": "null",
+    "seed_exact_sent_bytes": "null", "seed_exact_over_seed": "null",
+}
+SEED_KEYS = ("source", "formula", "elements", "bytes", "explanation", "exact_sent_bytes",
+             "exact_over_seed")
+LAYER_RANK_GROUPS = {"measured_known": ("sent_bytes", "recv_bytes"),
+                     "theory_known": ("theory_sent_bytes", "theory_recv_bytes")}
+SITE_SCALARS = {**{c: None for c in ("site", "collective", "algorithm", "group", "group_size",
+                                     "count", "dtype", "bytes", "closed_form", "volume")},
+                "op": "absent", "closed_form_sent_bytes": "null"}
+CHECK_SCALARS = {**{c: None for c in ("tensor", "tolerance", "reduction_length", "finite",
+                                      "pass")},
+                 "rel_l2_error": "null", "max_abs_error": "null", "max_abs_tolerance": "null"}
 
 
 def plain(value):
@@ -118,6 +139,47 @@ def decode(f, group, row):
     return out
 
 
+def scalars(row, columns):
+    out = {}
+    for column, missing in columns.items():
+        put(out, column, scalar(row, column, missing), missing)
+    return out
+
+
+def rank_groups(row, ranks):
+    out = {}
+    for known, keys in LAYER_RANK_GROUPS.items():
+        for key in keys:
+            out[key] = [int(v) for v in ranks[key]] if row[known] else None
+    return out
+
+
+def decode_layer(f, row, index):
+    """/layer/rows[index] back to its JSON record, by SCHEMA.md's "/layer" rules; checks
+    that its records name it (`row`, `site`)."""
+    out = scalars(row, LAYER_SCALARS)
+    out["shape"], out["algorithms"] = json.loads(out["shape"]), json.loads(out["algorithms"])
+    out["seed_figure"] = {k: out.pop("seed_" + k) for k in SEED_KEYS}
+    env = plain(row["transport_env"])
+    out["transport_env"] = env.split("\n") if env else []
+    ranks = f["layer/ranks"][row["ranks_offset"]:][:row["ranks_count"]]
+    expect(list(ranks["row"]) == [index] * len(ranks) and list(ranks["rank"]) == list(range(len(ranks))),
+           f"layer row {index}: its ranks records")
+    out.update(rank_groups(row, ranks))
+    out["times_us"] = [float(v) for v in f["layer/times_us"][row["times_us_offset"]:][:row["times_us_count"]]]
+    out["collectives"] = []
+    for k, site in enumerate(f["layer/sites"][row["sites_offset"]:][:row["sites_count"]]):
+        expect(site["row"] == index, f"layer row {index}: its site's row is {site['row']}")
+        ranks = f["layer/site_ranks"][site["ranks_offset"]:][:site["ranks_count"]]
+        expect(len(ranks) == row["nranks"], "one site rank record per rank")
+        expect(list(ranks["site"]) == [row["sites_offset"] + k] * len(ranks), f"layer row {index}: site ranks")
+        out["collectives"].append({**scalars(site, SITE_SCALARS), **rank_groups(site, ranks)})
+    checks = f["layer/checks"][row["checks_offset"]:][:row["checks_count"]]
+    expect(list(checks["row"]) == [index] * len(checks), f"layer row {index}: its checks' row")
+    out["checks"] = [scalars(c, CHECK_SCALARS) for c in checks]
+    return out
+
+
 def read_with_h5py(path):
     with h5py.File(path, "r") as f:
         result = {"schema_version": int(f.attrs["collscope_schema_version"]), "runs": []}
@@ -128,6 +190,9 @@ def read_with_h5py(path):
             rows = f[f"{group}/rows"][:]
             result[group] = [{"run_id": int(r["run_id"]), "fields": decode(f, group, r)}
                              for r in rows if r["run_id"] >= 0]
+        rows = f["layer/rows"][:] if "layer" in f else []  # no /layer: no layer rows
+        result["layer"] = [{"run_id": int(r["run_id"]), "fields": decode_layer(f, r, i)}
+                           for i, r in enumerate(rows) if r["run_id"] >= 0]
         return result
 
 
@@ -187,7 +252,8 @@ def test_h5py(env):
     want = env.dump(path)
     got = read_with_h5py(path)
     expect(len(want["collective"]) == 17 and len(want["pingpong"]) == 17, "rows missing")
-    for group in ("collective", "pingpong"):
+    expect(len(want["layer"]) == 17, "layer rows missing")
+    for group in ("collective", "pingpong", "layer"):
         for i, (w, g) in enumerate(zip(want[group], got[group])):
             expect(w == g, f"{group} row {i}: C++ reads\n{w}\nh5py reads\n{g}")
     expect(len(got["runs"]) == 2, "two runs")
@@ -197,14 +263,32 @@ def test_h5py(env):
     expect(got["runs"][1]["program"] == "pingpong", "the second run's program")
     lines = [l for l in run_schema_example(path) if l.startswith(("allreduce_ring ", "pingpong "))]
     expect(len(lines) == 17 and lines[0].startswith("allreduce_ring 1000 "), f"SCHEMA.md's example: {lines[:2]}")
-    print(f"h5py: {len(got['collective'])} + {len(got['pingpong'])} rows, 2 runs, every field")
+    lines = run_schema_example(path, 1)
+    rows = [l for l in lines if l.startswith(("tp_mlp ", "dp_grad "))]
+    sites = sum(len(r["fields"]["collectives"]) for r in got["layer"])
+    checks = sum(len(r["fields"]["checks"]) for r in got["layer"])
+    expect(len(rows) == 17 and sum(l.startswith("  site ") for l in lines) == sites
+           and sum(l.startswith("  check ") for l in lines) == checks and sites and checks,
+           f"SCHEMA.md's /layer example: {lines[:4]}")
+    expect(rows[0] == "tp_mlp {'B': 2, 'F': 128, 'H': 32, 'S': 8, 'T': 16} True [2] []",
+           f"SCHEMA.md's /layer example: {rows[0]}")
+    with h5py.File(path, "r") as f:  # the offsets SCHEMA.md promises, checked directly
+        rows, sites = f["layer/rows"][:], f["layer/sites"][:]
+        expect(list(rows["sites_offset"]) == list(np.cumsum(rows["sites_count"]) - rows["sites_count"]),
+               "sites follow their rows")
+        expect(all(sites["row"] == np.repeat(np.arange(len(rows)), rows["sites_count"])), "sites' row")
+        expect(all(f["layer/site_ranks"][:]["site"] == np.repeat(np.arange(len(sites)), sites["ranks_count"])),
+               "site_ranks' site")
+    print(f"h5py: {len(got['collective'])} + {len(got['pingpong'])} + {len(got['layer'])} rows, "
+          "2 runs, every field")
 
 
-def run_schema_example(path):
-    """Runs the h5py example of SCHEMA.md on `path`; returns what it prints."""
+def run_schema_example(path, which=0):
+    """Runs h5py example `which` of SCHEMA.md ("Reading with h5py") on `path`; returns what
+    it prints."""
     schema = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "SCHEMA.md")
     text = open(schema).read()
-    code = text.split("## Reading with h5py", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    code = text.split("## Reading with h5py", 1)[1].split("```python\n")[1 + which].split("```", 1)[0]
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(code.replace('"sweep.h5"', repr(path)), {})
@@ -216,7 +300,8 @@ def test_h5dump(env):
     env.run(env.tool, "write", path, "allreduce_ring", 0, 4)
     out = env.run(env.h5dump, path).stdout
     for text in ('"collscope results"', 'DATASET "rows"', 'DATASET "runs"', '"allreduce_ring"',
-                 '"ring"', '"UCX_TLS=shm,self'):
+                 '"ring"', '"UCX_TLS=shm,self', 'GROUP "layer"', 'DATASET "site_ranks"',
+                 '"fwd fc2 allreduce Y [T,H] #3"', '"dW1"'):
         expect(text in out, f"h5dump output lacks {text}")
     env.run(env.h5dump, "-H", "-B", path)
     print(f"h5dump: {len(out.splitlines())} lines")
@@ -240,6 +325,37 @@ def kill_after(env, path, rows, first):
     return done + rest.count("done")
 
 
+def referenced(length, offsets, counts):
+    mask = np.zeros(length, dtype=bool)
+    for o, c in zip(offsets, counts):
+        mask[o:o + c] = True
+    return mask
+
+
+def check_layer_orphans(path):
+    """Every /layer record a finished row refers to names it; every other one is marked
+    -1 (what a killed writer left, marked by the next one)."""
+    with h5py.File(path, "r") as f:
+        rows = f["layer/rows"][:]
+        rows = rows[rows["run_id"] >= 0]
+        sites = f["layer/sites"][:]
+        used_sites = referenced(len(sites), rows["sites_offset"], rows["sites_count"])
+        site_ranks = f["layer/site_ranks"][:]
+        used = {"sites": (sites["row"], used_sites),
+                "checks": (f["layer/checks"][:]["row"],
+                           referenced(len(f["layer/checks"]), rows["checks_offset"], rows["checks_count"])),
+                "ranks": (f["layer/ranks"][:]["row"],
+                          referenced(len(f["layer/ranks"]), rows["ranks_offset"], rows["ranks_count"])),
+                "site_ranks": (site_ranks["site"],
+                               referenced(len(site_ranks), sites["ranks_offset"][used_sites],
+                                          sites["ranks_count"][used_sites]))}
+        for name, (parent, mask) in used.items():
+            expect((parent[mask] >= 0).all(), f"/layer/{name}: a used record marked -1")
+            expect((parent[~mask] == -1).all(), f"/layer/{name}: {int((parent[~mask] != -1).sum())} "
+                   "unused records not marked -1")
+        return {name: int((~mask).sum()) for name, (_, mask) in used.items()}
+
+
 def test_crash(env):
     random.seed(int(os.environ.get("COLLSCOPE_TEST_SEED", time.time())))
     path = env.path("killed.h5")
@@ -250,7 +366,8 @@ def test_crash(env):
         finished += done
         counts = env.check(path)  # every row equals the one written, run ids valid
         expect(counts["runs"] == k + 1, f"kill {k}: {counts['runs']} runs")
-        for group in ("collective", "pingpong"):
+        expect(counts["bad"] == 0, f"kill {k}: {counts}")
+        for group in ("collective", "pingpong", "layer"):
             expect(finished <= counts[group] <= finished + k + 1,
                    f"kill {k}: {counts[group]} {group} rows, {finished} finished")
         read_everything(path)
@@ -259,7 +376,10 @@ def test_crash(env):
     env.run(env.tool, "write", path, "after", 10**7, 3)
     counts = env.check(path)
     expect(counts["runs"] == kills + 1, "the run after the kills")
-    print(f"crash: {kills} kills, {finished} finished rows kept, {counts}")
+    expect(len(read_with_h5py(path)["layer"]) == counts["layer"], "h5py reads every layer row")
+    orphans = check_layer_orphans(path)
+    print(f"crash: {kills} kills, {finished} finished rows kept, {counts}, /layer records left "
+          f"unused (marked -1): {orphans}")
 
 
 def test_merge(env):
@@ -276,10 +396,12 @@ def test_merge(env):
            "every run, in order")
     for r_m, r_in in zip(dm["runs"], da["runs"] + db["runs"]):
         expect({**r_m, "run_id": 0} == {**r_in, "run_id": 0}, f"run attributes changed: {r_in}")
-    for group in ("collective", "pingpong"):
+    for group in ("collective", "pingpong", "layer"):
         want = da[group] + [{"run_id": r["run_id"] + runs_a, "fields": r["fields"]} for r in db[group]]
         expect(dm[group] == want, f"{group} rows differ after the merge")
-    expect(read_with_h5py(m)["collective"] == dm["collective"], "h5py reads the merged file")
+    expect(len(dm["layer"]) > 8, "layer rows merged")
+    hm = read_with_h5py(m)
+    expect(hm["collective"] == dm["collective"] and hm["layer"] == dm["layer"], "h5py reads the merged file")
     env.run(env.h5dump, "-H", m)
 
     before = open(m, "rb").read()
@@ -314,7 +436,48 @@ def test_merge(env):
     env.run(env.tool, "write", m, "after_merge", 500, 2)  # the writer appends to a merged file
     counts = env.check(m)
     expect(counts["runs"] == len(db["runs"]) + 1 and counts["bad"] == 0, f"append after merge: {counts}")
-    print(f"merge: {len(dm['runs'])} runs, {len(dm['collective'])} + {len(dm['pingpong'])} rows")
+    layers = merge_with_and_without_layer(env)
+    print(f"merge: {len(dm['runs'])} runs, {len(dm['collective'])} + {len(dm['pingpong'])} + "
+          f"{len(dm['layer'])} rows; {layers}")
+
+
+def remove_layer(path):
+    """Makes `path` a file from before /layer (schema 1 all the same)."""
+    with h5py.File(path, "r+", libver=("earliest", "v108")) as f:
+        del f["layer"]
+
+
+def merge_with_and_without_layer(env):
+    old, new, killed = env.path("old.h5"), env.path("new.h5"), env.path("killed.h5")
+    env.run(env.tool, "write", old, "before_layer", 1000, 3)
+    remove_layer(old)
+    env.run(env.tool, "write", new, "layer_tp_mlp", 2000, 4)
+    kill_after(env, killed, 5, 3000)  # orphaned sites, site ranks and checks to drop
+    do, dn, dk = env.dump(old), env.dump(new), env.dump(killed)
+    expect(do["layer"] == [] and len(dn["layer"]) == 4 and len(dk["layer"]) >= 5, "the inputs")
+    for order in ((old, new, killed), (new, old, killed)):
+        out = env.path("layered.h5")
+        env.merge("--force", out, *order)
+        got, offset, want = env.dump(out), 0, {"collective": [], "layer": []}
+        for d in ({old: do, new: dn, killed: dk}[p] for p in order):
+            for group in want:
+                want[group] += [{"run_id": r["run_id"] + offset, "fields": r["fields"]} for r in d[group]]
+            offset += len(d["runs"])
+        for group in want:
+            expect(got[group] == want[group], f"{group} rows after merging {order}")
+        expect(read_with_h5py(out)["layer"] == got["layer"], "h5py reads the merged layer rows")
+        counts = env.check(out)
+        expect(counts["layer"] == len(want["layer"]) and counts["bad"] == 0, f"merged: {counts}")
+    only_old = env.path("only_old.h5")
+    env.merge(only_old, old)
+    with h5py.File(only_old, "r") as f:
+        expect("layer" not in f, "no input has /layer: nor has OUT")
+    expect(read_with_h5py(only_old)["layer"] == [], "no /layer: no layer rows")
+    env.run(env.tool, "write", only_old, "first_layer_rows", 4000, 2)  # /layer made now
+    counts = env.check(only_old)
+    expect(counts["layer"] == 2 and counts["bad"] == 0, f"layer rows appended: {counts}")
+    env.run(env.h5dump, only_old)
+    return f"with and without /layer: {counts}"
 
 
 def main():

@@ -20,6 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using testing::sample_collective;
+using testing::sample_layer;
 using testing::sample_pingpong;
 
 class ResultsFileTest : public ::testing::Test {
@@ -242,6 +243,183 @@ TEST_F(ResultsFileTest, AFileStaysSmallAfterACleanClose) {
     f.append_collective(sample_collective(0));
   }
   EXPECT_LT(fs::file_size(path("s.h5")), std::uintmax_t{4} << 20);  // the reserve is gone
+}
+
+// ---- /layer ------------------------------------------------------------------------------
+
+// Real records of `mpirun -np 2 layer_tp_mlp -J`, `layer_dp_grad --allreduce-alg mpi -J`
+// (the vendor's allreduce: nothing measured) and `layer_tp_attention -J`, as the layer
+// driver writes them; and layer_tp_mlp's from before the sites had "op".
+const char* const kTpMlpRecord = R"json({"layer":"tp_mlp","program":"layer_tp_mlp","scheme":"tp","transport":"mpi","transport_env":[],"nranks":2,"tp":2,"cp":1,"pp":1,"dp":1,"ep":1,"etp":1,"sp":false,"dtype":"float","passes":"both","shape":{"S":8,"B":2,"T":16,"H":32,"F":128},"seed":1,"algorithms":{"allreduce":"ring"},"iters":10,"warmup":2,"time_us":26.76,"time_us_min":24.787,"time_us_max":29.845,"compute_us":19.564,"comm_us":7.545999999999999,"times_us":[27.471,28.322,27.14,25.247,29.845,24.787,27.471,26.380000000000003,24.857,26.229],"pass":true,"verified":true,"rel_l2_error":1.3307155259371327e-07,"max_abs_error":4.1157749275377853e-07,"tolerance":1e-05,"checks":[{"tensor":"Y","rel_l2_error":1.7892268525962268e-07,"max_abs_error":8.098356291119657e-08,"tolerance":1.4142135623730953e-05,"max_abs_tolerance":1.8853590764504794e-05,"reduction_length":128,"finite":true,"pass":true},{"tensor":"dX","rel_l2_error":1.1775672356560376e-07,"max_abs_error":4.831979021069355e-08,"tolerance":1.4142135623730953e-05,"max_abs_tolerance":1.884317151821568e-05,"reduction_length":128,"finite":true,"pass":true},{"tensor":"dW1","rel_l2_error":1.2030527167539932e-07,"max_abs_error":1.3002160750841263e-07,"tolerance":1e-05,"max_abs_tolerance":4.1693643062289666e-05,"reduction_length":16,"finite":true,"pass":true},{"tensor":"dW2","rel_l2_error":1.3307155259371327e-07,"max_abs_error":4.1157749275377853e-07,"tolerance":1e-05,"max_abs_tolerance":8.544391061282469e-05,"reduction_length":16,"finite":true,"pass":true}],"sent_bytes":[4096,4096],"recv_bytes":[4096,4096],"theory_sent_bytes":[4096,4096],"theory_recv_bytes":[4096,4096],"volume":"ok","volume_error":"","collectives":[{"site":"fwd fc2 allreduce Y [T,H]","collective":"allreduce","algorithm":"ring","group":"tp","group_size":2,"count":512,"dtype":"float","op":"sum","bytes":2048,"sent_bytes":[2048,2048],"recv_bytes":[2048,2048],"theory_sent_bytes":[2048,2048],"theory_recv_bytes":[2048,2048],"closed_form":"2(N-1)/N x D","closed_form_sent_bytes":2048.0,"volume":"ok"},{"site":"bwd fc1 allreduce dX [T,H]","collective":"allreduce","algorithm":"ring","group":"tp","group_size":2,"count":512,"dtype":"float","op":"sum","bytes":2048,"sent_bytes":[2048,2048],"recv_bytes":[2048,2048],"theory_sent_bytes":[2048,2048],"theory_recv_bytes":[2048,2048],"closed_form":"2(N-1)/N x D","closed_form_sent_bytes":2048.0,"volume":"ok"}],"seed_figure":{"source":"seed 002 section 2.2 (and section 6: 8 x b x s x h per transformer layer)","formula":"2 Phi per allreduce, Phi = b x s x h (MLP forward + backward: 4 Phi)","elements":2048.0,"bytes":8192.0,"explanation":"the seed counts elements, not bytes, and takes each of the allreduce's two phases (reduce-scatter, all-gather) as moving the whole [b s, h] tensor; a ring rank sends (TP-1)/TP of it per phase, so the exact figure is (TP-1)/TP = 1/2 of the seed's (x the element size), nothing at TP 1, and with uneven blocks it differs per rank; its 8 b s h per layer adds the attention block's 4 Phi","exact_sent_bytes":4096,"exact_over_seed":0.5}})json";
+const char* const kDpGradMpiRecord = R"json({"layer":"dp_grad","program":"layer_dp_grad","scheme":"dp","transport":"mpi","transport_env":[],"nranks":2,"tp":1,"cp":1,"pp":1,"dp":2,"ep":1,"etp":1,"sp":false,"dtype":"float","passes":"both","shape":{"S":8,"B":2,"T":16,"H":32,"O":32},"seed":1,"algorithms":{"allreduce":"mpi"},"iters":10,"warmup":2,"time_us":7.271,"time_us_min":6.66,"time_us_max":35.623,"compute_us":2.4185,"comm_us":4.8870000000000005,"times_us":[7.05,6.96,7.461,12.859,10.355,35.623,6.97,7.0809999999999995,6.66,8.182],"pass":true,"verified":true,"rel_l2_error":1.0237428014924396e-07,"max_abs_error":1.8482375596651224e-07,"tolerance":1e-05,"checks":[{"tensor":"Y","rel_l2_error":1.0237428014924396e-07,"max_abs_error":1.8482375596651224e-07,"tolerance":1e-05,"max_abs_tolerance":3.9837850019341066e-05,"reduction_length":32,"finite":true,"pass":true},{"tensor":"dW","rel_l2_error":7.917286594685078e-08,"max_abs_error":4.942495905879696e-07,"tolerance":1e-05,"max_abs_tolerance":0.00013174998299576146,"reduction_length":32,"finite":true,"pass":true}],"sent_bytes":null,"recv_bytes":null,"theory_sent_bytes":null,"theory_recv_bytes":null,"volume":"n/a","volume_error":"","collectives":[{"site":"bwd dW allreduce dW [H,O/TP]","collective":"allreduce","algorithm":"mpi","group":"dp","group_size":2,"count":1024,"dtype":"float","op":"sum","bytes":4096,"sent_bytes":null,"recv_bytes":null,"theory_sent_bytes":null,"theory_recv_bytes":null,"closed_form":"","closed_form_sent_bytes":null,"volume":"n/a"}],"seed_figure":{"source":"seed 004 section 3 (data parallelism)","formula":"parameters x sizeof(dtype) per step","elements":1024.0,"bytes":4096.0,"explanation":"the seed takes one allreduce's traffic as the gradient's size; a ring rank sends 2(DP-1)/DP of it (reduce-scatter, then all-gather): DP 2 gives 2/2 of the seed's figure (equal at DP 2, up to twice it as DP grows, nothing at DP 1)","exact_sent_bytes":null,"exact_over_seed":null}})json";
+const char* const kTpAttentionRecord = R"json({"layer":"tp_attention","program":"layer_tp_attention","scheme":"tp","transport":"mpi","transport_env":[],"nranks":2,"tp":2,"cp":1,"pp":1,"dp":1,"ep":1,"etp":1,"sp":false,"dtype":"float","passes":"both","shape":{"S":8,"B":2,"T":16,"H":32,"heads":4,"head_dim":8,"causal":true},"seed":1,"algorithms":{"allreduce":"ring"},"iters":10,"warmup":2,"time_us":19.7195,"time_us_min":18.386999999999997,"time_us_max":25.689,"compute_us":12.187999999999999,"comm_us":7.630999999999999,"times_us":[25.689,21.892,19.819000000000003,19.278000000000002,19.038999999999998,19.879,18.386999999999997,18.808,20.59,19.619999999999997],"pass":true,"verified":true,"rel_l2_error":1.4547347602854538e-07,"max_abs_error":4.640021914470438e-07,"tolerance":1e-05,"checks":[{"tensor":"Y","rel_l2_error":1.398204267234841e-07,"max_abs_error":7.264899451464579e-08,"tolerance":1e-05,"max_abs_tolerance":1.662076451751206e-05,"reduction_length":32,"finite":true,"pass":true},{"tensor":"dX","rel_l2_error":1.3320043548378405e-07,"max_abs_error":6.773724749165044e-08,"tolerance":1.224744871391589e-05,"max_abs_tolerance":2.081094699660176e-05,"reduction_length":96,"finite":true,"pass":true},{"tensor":"dWqkv","rel_l2_error":1.3156124068234133e-07,"max_abs_error":2.596437393975748e-07,"tolerance":1e-05,"max_abs_tolerance":8.174613918237336e-05,"reduction_length":16,"finite":true,"pass":true},{"tensor":"dWo","rel_l2_error":1.4547347602854538e-07,"max_abs_error":4.640021914470438e-07,"tolerance":1e-05,"max_abs_tolerance":6.835387183861054e-05,"reduction_length":16,"finite":true,"pass":true}],"sent_bytes":[4096,4096],"recv_bytes":[4096,4096],"theory_sent_bytes":[4096,4096],"theory_recv_bytes":[4096,4096],"volume":"ok","volume_error":"","collectives":[{"site":"fwd out-proj allreduce Y [T,H]","collective":"allreduce","algorithm":"ring","group":"tp","group_size":2,"count":512,"dtype":"float","op":"sum","bytes":2048,"sent_bytes":[2048,2048],"recv_bytes":[2048,2048],"theory_sent_bytes":[2048,2048],"theory_recv_bytes":[2048,2048],"closed_form":"2(N-1)/N x D","closed_form_sent_bytes":2048.0,"volume":"ok"},{"site":"bwd qkv allreduce dX [T,H]","collective":"allreduce","algorithm":"ring","group":"tp","group_size":2,"count":512,"dtype":"float","op":"sum","bytes":2048,"sent_bytes":[2048,2048],"recv_bytes":[2048,2048],"theory_sent_bytes":[2048,2048],"theory_recv_bytes":[2048,2048],"closed_form":"2(N-1)/N x D","closed_form_sent_bytes":2048.0,"volume":"ok"}],"seed_figure":{"source":"seed 002 section 3.2 (and section 6: 8 x b x s x h per transformer layer)","formula":"2 Phi per allreduce, Phi = b x s x h (attention forward + backward: 4 Phi)","elements":2048.0,"bytes":8192.0,"explanation":"the seed counts elements, not bytes, and takes each of the allreduce's two phases (reduce-scatter, all-gather) as moving the whole [b s, h] tensor; a ring rank sends (TP-1)/TP of it per phase, so the exact figure is (TP-1)/TP = 1/2 of the seed's (x the element size), nothing at TP 1, and with uneven blocks it differs per rank; like the seed, nothing moves inside the softmax (whole heads per rank); its 8 b s h per layer adds the MLP's 4 Phi","exact_sent_bytes":4096,"exact_over_seed":0.5}})json";
+const char* const kTpMlpRecordBeforeOp = R"json({"layer":"tp_mlp","program":"layer_tp_mlp","scheme":"tp","transport":"mpi","transport_env":[],"nranks":2,"tp":2,"cp":1,"pp":1,"dp":1,"ep":1,"etp":1,"sp":false,"dtype":"float","passes":"both","shape":{"S":8,"B":2,"T":16,"H":32,"F":128},"seed":1,"algorithms":{"allreduce":"ring"},"iters":10,"warmup":2,"time_us":2418.571,"time_us_min":25.027,"time_us_max":4034.569,"compute_us":24.711499999999724,"comm_us":2396.2935,"times_us":[3960.679,2024.5100000000002,2812.6319999999996,32.789,25.027,25.648,3059.128,4034.569,3411.212,29.904999999999998],"pass":true,"verified":true,"rel_l2_error":1.3307155259371327e-07,"max_abs_error":4.1157749275377853e-07,"tolerance":1e-05,"checks":[{"tensor":"Y","rel_l2_error":1.7892268525962268e-07,"max_abs_error":8.098356291119657e-08,"tolerance":1.4142135623730953e-05,"max_abs_tolerance":1.8853590764504794e-05,"reduction_length":128,"finite":true,"pass":true},{"tensor":"dX","rel_l2_error":1.1775672356560376e-07,"max_abs_error":4.831979021069355e-08,"tolerance":1.4142135623730953e-05,"max_abs_tolerance":1.884317151821568e-05,"reduction_length":128,"finite":true,"pass":true},{"tensor":"dW1","rel_l2_error":1.2030527167539932e-07,"max_abs_error":1.3002160750841263e-07,"tolerance":1e-05,"max_abs_tolerance":4.1693643062289666e-05,"reduction_length":16,"finite":true,"pass":true},{"tensor":"dW2","rel_l2_error":1.3307155259371327e-07,"max_abs_error":4.1157749275377853e-07,"tolerance":1e-05,"max_abs_tolerance":8.544391061282469e-05,"reduction_length":16,"finite":true,"pass":true}],"sent_bytes":[4096,4096],"recv_bytes":[4096,4096],"theory_sent_bytes":[4096,4096],"theory_recv_bytes":[4096,4096],"volume":"ok","volume_error":"","collectives":[{"site":"fwd fc2 allreduce Y [T,H]","collective":"allreduce","algorithm":"ring","group":"tp","group_size":2,"count":512,"dtype":"float","bytes":2048,"sent_bytes":[2048,2048],"recv_bytes":[2048,2048],"theory_sent_bytes":[2048,2048],"theory_recv_bytes":[2048,2048],"closed_form":"2(N-1)/N x D","closed_form_sent_bytes":2048.0,"volume":"ok"},{"site":"bwd fc1 allreduce dX [T,H]","collective":"allreduce","algorithm":"ring","group":"tp","group_size":2,"count":512,"dtype":"float","bytes":2048,"sent_bytes":[2048,2048],"recv_bytes":[2048,2048],"theory_sent_bytes":[2048,2048],"theory_recv_bytes":[2048,2048],"closed_form":"2(N-1)/N x D","closed_form_sent_bytes":2048.0,"volume":"ok"}],"seed_figure":{"source":"seed 002 section 2.2 (and section 6: 8 x b x s x h per transformer layer)","formula":"2 Phi per allreduce, Phi = b x s x h (MLP forward + backward: 4 Phi)","elements":2048.0,"bytes":8192.0,"explanation":"the seed counts elements, not bytes, and takes each of the allreduce's two phases (reduce-scatter, all-gather) as moving the whole [b s, h] tensor; a ring rank sends (TP-1)/TP of it per phase, so the exact figure is (TP-1)/TP = 1/2 of the seed's (x the element size), nothing at TP 1, and with uneven blocks it differs per rank; its 8 b s h per layer adds the attention block's 4 Phi","exact_sent_bytes":4096,"exact_over_seed":0.5}})json";
+
+TEST_F(ResultsFileTest, RealLayerRecordsReadBackExactly) {
+  // The driver's records are ordered_json: the conversion append_layer's callers use.
+  const json tp = json(nlohmann::ordered_json::parse(kTpMlpRecord));
+  const json dp = json(nlohmann::ordered_json::parse(kDpGradMpiRecord));
+  const json attention = json(nlohmann::ordered_json::parse(kTpAttentionRecord));
+  const json before_op = json(nlohmann::ordered_json::parse(kTpMlpRecordBeforeOp));
+  ASSERT_TRUE(dp["sent_bytes"].is_null());
+  ASSERT_TRUE(dp["collectives"][0]["closed_form_sent_bytes"].is_null());
+  ASSERT_TRUE(tp["collectives"][0].contains("op"));
+  ASSERT_FALSE(before_op["collectives"][0].contains("op"));
+  {
+    ResultsFile f = ResultsFile::open_for_append(path("l.h5"), run_named("layer_tp_mlp"));
+    f.append_layer(tp);
+    f.append_collective(sample_collective(0));
+    f.append_layer(dp);
+    f.append_layer(attention);
+    f.append_layer(before_op);
+  }
+  const ResultsContents c = read_results(path("l.h5"));
+  ASSERT_EQ(c.layer.size(), 4u);
+  EXPECT_EQ(c.layer[0].run_id, 0);
+  EXPECT_EQ(c.layer[0].fields, tp) << c.layer[0].fields.dump();
+  EXPECT_EQ(c.layer[1].fields, dp) << c.layer[1].fields.dump();
+  EXPECT_EQ(c.layer[2].fields, attention) << c.layer[2].fields.dump();
+  EXPECT_EQ(c.layer[3].fields, before_op) << c.layer[3].fields.dump();
+  EXPECT_EQ(c.layer[0].fields.dump(), tp.dump());  // the same text, key for key
+  ASSERT_EQ(c.collective.size(), 1u);
+  EXPECT_EQ(c.collective[0].fields, sample_collective(0));
+}
+
+TEST_F(ResultsFileTest, LayerSamplesReadBackFieldForField) {
+  {
+    ResultsFile f = ResultsFile::open_for_append(path("s.h5"), run_named("layer_tp_mlp"));
+    for (int i = 0; i < 14; ++i) f.append_layer(sample_layer(i));
+  }
+  {
+    ResultsFile f = ResultsFile::open_for_append(path("s.h5"), run_named("layer_dp_grad"));
+    for (int i = 14; i < 20; ++i) f.append_layer(sample_layer(i));
+  }
+  const ResultsContents c = read_results(path("s.h5"));
+  ASSERT_EQ(c.layer.size(), 20u);
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(c.layer[i].run_id, i < 14 ? 0 : 1);
+    EXPECT_EQ(c.layer[i].fields, sample_layer(i)) << "layer row " << i << ": " << c.layer[i].fields.dump();
+  }
+  // The samples cover every missing value.
+  EXPECT_TRUE(sample_layer(2)["sent_bytes"].is_null());
+  EXPECT_TRUE(sample_layer(2)["seed_figure"]["exact_sent_bytes"].is_null());
+  EXPECT_TRUE(sample_layer(1)["checks"][0]["rel_l2_error"].is_null());
+  EXPECT_TRUE(sample_layer(6)["checks"].empty());
+  EXPECT_TRUE(sample_layer(6)["rel_l2_error"].is_null());
+  EXPECT_TRUE(sample_layer(0)["times_us"].empty());
+}
+
+// Deletes /layer, as a file written before the group existed is.
+void remove_layer_group(const std::string& path) {
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  ASSERT_GE(H5Ldelete(file, "/layer", H5P_DEFAULT), 0);
+  H5Fclose(file);
+}
+
+bool has_layer(const std::string& path) {
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const bool has = H5Lexists(file, "/layer", H5P_DEFAULT) > 0;
+  H5Fclose(file);
+  return has;
+}
+
+TEST_F(ResultsFileTest, AFileWithoutLayerGetsItOnItsFirstLayerRow) {
+  {
+    ResultsFile f = ResultsFile::open_for_append(path("old.h5"), run_named("x"));
+    f.append_collective(sample_collective(0));
+  }
+  EXPECT_TRUE(has_layer(path("old.h5")));  // new files have it from the start
+  remove_layer_group(path("old.h5"));
+  EXPECT_TRUE(read_results(path("old.h5")).layer.empty());
+  {
+    ResultsFile f = ResultsFile::open_for_append(path("old.h5"), run_named("y"));
+    f.append_pingpong(sample_pingpong(0));
+  }
+  EXPECT_FALSE(has_layer(path("old.h5")));  // only a layer row makes it
+  {
+    ResultsFile f = ResultsFile::open_for_append(path("old.h5"), run_named("z"));
+    f.append_layer(sample_layer(3));
+    f.append_layer(sample_layer(4));
+  }
+  {
+    ResultsFile f = ResultsFile::open_for_append(path("old.h5"), run_named("w"));
+    f.append_layer(sample_layer(5));
+  }
+  const ResultsContents c = read_results(path("old.h5"));
+  ASSERT_EQ(c.layer.size(), 3u);
+  EXPECT_EQ(c.layer[0].run_id, 2);
+  EXPECT_EQ(c.layer[2].run_id, 3);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(c.layer[i].fields, sample_layer(3 + i)) << i;
+  EXPECT_EQ(c.collective.size(), 1u);
+  EXPECT_EQ(c.pingpong.size(), 1u);
+}
+
+std::string layer_refusal(ResultsFile& f, const json& record) {
+  try {
+    f.append_layer(record);
+  } catch (const RuntimeError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST_F(ResultsFileTest, LayerFieldsWithoutAColumnAreRefusedByName) {
+  ResultsFile f = ResultsFile::open_for_append(path("u.h5"), run_named("x"));
+  const json good = sample_layer(7);  // 4 ranks, 2 sites, 2 checks
+  json r = good;
+  r["new_field"] = 1;
+  EXPECT_NE(layer_refusal(f, r).find("'new_field'"), std::string::npos);
+  r = good;
+  r["collectives"][0]["site_extra"] = "x";
+  EXPECT_NE(layer_refusal(f, r).find("'site_extra'"), std::string::npos);
+  r = good;
+  r["checks"][0]["check_extra"] = 2;
+  EXPECT_NE(layer_refusal(f, r).find("'check_extra'"), std::string::npos);
+  r = good;
+  r["seed_figure"]["seed_extra"] = 2;
+  EXPECT_NE(layer_refusal(f, r).find("'seed_extra'"), std::string::npos);
+  r = good;
+  r["seed_source"] = "collides with seed_figure's column";
+  EXPECT_NE(layer_refusal(f, r).find("'seed_source'"), std::string::npos);
+  r = good;
+  r.erase("shape");
+  EXPECT_NE(layer_refusal(f, r).find("'shape'"), std::string::npos);
+  r = good;
+  r["shape"] = 3;
+  EXPECT_NE(layer_refusal(f, r).find("'shape'"), std::string::npos);
+  r = good;
+  r["algorithms"]["allgather"] = std::string(600, 'a');
+  EXPECT_NE(layer_refusal(f, r).find("'algorithms'"), std::string::npos);
+  r = good;
+  r["collectives"][0].erase("volume");
+  EXPECT_NE(layer_refusal(f, r).find("'volume'"), std::string::npos);
+  r = good;
+  r["collectives"][0]["sent_bytes"] = json::array({1});
+  EXPECT_NE(layer_refusal(f, r).find("'sent_bytes'"), std::string::npos);  // not nranks values
+  r = good;
+  r["checks"] = json::object();
+  EXPECT_NE(layer_refusal(f, r).find("'checks'"), std::string::npos);
+  f.append_layer(good);  // the file is still fine
+  f.close();
+  const ResultsContents c = read_results(path("u.h5"));
+  ASSERT_EQ(c.layer.size(), 1u);
+  EXPECT_EQ(c.layer[0].fields, good);
+}
+
+TEST_F(ResultsFileTest, ADifferentLayerTableIsRefused) {
+  {
+    ResultsFile f = ResultsFile::open_for_append(path("d.h5"), run_named("x"));
+    f.append_layer(sample_layer(0));
+  }
+  const hid_t file = H5Fopen(path("d.h5").c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  ASSERT_GE(H5Ldelete(file, "/layer/checks", H5P_DEFAULT), 0);
+  H5Fclose(file);
+  const std::string before = contents(path("d.h5"));
+  const std::string why = refusal<UsageError>(path("d.h5"));
+  EXPECT_NE(why.find("/layer/checks is missing or differs"), std::string::npos) << why;
+  EXPECT_EQ(contents(path("d.h5")), before);
 }
 
 }  // namespace

@@ -1,13 +1,17 @@
 // A small driver for the Python tests of results files:
-//   results_tool write FILE PROGRAM FIRST COUNT   append COUNT collective and COUNT pingpong
-//                                                  sample rows from index FIRST, as one run
+//   results_tool write FILE PROGRAM FIRST COUNT   append COUNT collective, COUNT pingpong and
+//                                                  COUNT layer sample rows from index FIRST,
+//                                                  as one run
 //   results_tool forever FILE FIRST               append rows until killed, printing after
-//                                                  each "done <collective> <pingpong>"
+//                                                  each "done <index>" (all three tables)
+//   results_tool append-layer FILE JSONL          append each line of JSONL (a layer binary's
+//                                                  -J output) as a layer row, as one run
 //   results_tool dump FILE                        the file as one JSON document
 //   results_tool check FILE                       every row equals its sample; prints counts
 // Errors: one line on stderr, exit 2 (usage) or 3 (runtime), as the binaries do.
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <string>
 
@@ -34,6 +38,7 @@ int write(const std::string& file, const std::string& program, std::int64_t firs
   for (std::int64_t i = first; i < first + count; ++i) {
     f.append_collective(testing::sample_collective(i));
     f.append_pingpong(testing::sample_pingpong(i));
+    f.append_layer(testing::sample_layer(i));
   }
   f.close();
   std::cout << "run " << f.run_id() << std::endl;
@@ -45,8 +50,20 @@ int write(const std::string& file, const std::string& program, std::int64_t firs
   for (std::int64_t i = first;; ++i) {
     f.append_collective(testing::sample_collective(i));
     f.append_pingpong(testing::sample_pingpong(i));
+    f.append_layer(testing::sample_layer(i));
     std::cout << "done " << i << std::endl;
   }
+}
+
+int append_layer(const std::string& file, const std::string& jsonl, int argc, char** argv) {
+  std::ifstream in(jsonl);
+  if (!in) throw UsageError("cannot read '" + jsonl + "'");
+  ResultsFile f = ResultsFile::open_for_append(file, run_of("append-layer", argc, argv));
+  int n = 0;
+  for (std::string line; std::getline(in, line); ++n) f.append_layer(json(nlohmann::ordered_json::parse(line)));
+  f.close();
+  std::cout << "layer rows " << n << std::endl;
+  return 0;
 }
 
 json run_json(const StoredRun& r) {
@@ -75,7 +92,7 @@ int dump(const std::string& file) {
   for (const StoredRun& r : c.runs) runs.push_back(run_json(r));
   std::cout << json{{"schema_version", c.schema_version}, {"created_by", c.created_by},
                     {"runs", runs}, {"collective", rows_json(c.collective)},
-                    {"pingpong", rows_json(c.pingpong)}}
+                    {"pingpong", rows_json(c.pingpong)}, {"layer", rows_json(c.layer)}}
                    .dump()
             << std::endl;
   return 0;
@@ -89,11 +106,13 @@ int check(const std::string& file) {
     if (r.fields != testing::sample_collective(testing::sample_index(r.fields))) ++bad;
   for (const StoredRow& r : c.pingpong)
     if (r.fields != testing::sample_pingpong(testing::sample_index(r.fields))) ++bad;
-  for (const auto* rows : {&c.collective, &c.pingpong})
+  for (const StoredRow& r : c.layer)
+    if (r.fields != testing::sample_layer(testing::sample_layer_index(r.fields))) ++bad;
+  for (const auto* rows : {&c.collective, &c.pingpong, &c.layer})
     for (const StoredRow& r : *rows)
       if (r.run_id < 0 || r.run_id >= static_cast<std::int64_t>(c.runs.size())) ++bad;
   std::cout << "runs " << c.runs.size() << " collective " << c.collective.size() << " pingpong "
-            << c.pingpong.size() << " bad " << bad << std::endl;
+            << c.pingpong.size() << " layer " << c.layer.size() << " bad " << bad << std::endl;
   return bad ? 1 : 0;
 }
 
@@ -101,9 +120,10 @@ int run(int argc, char** argv) {
   const std::string cmd = argc > 2 ? argv[1] : "";
   if (cmd == "write" && argc == 6) return write(argv[2], argv[3], std::atoll(argv[4]), std::atoll(argv[5]), argc, argv);
   if (cmd == "forever" && argc == 4) forever(argv[2], std::atoll(argv[3]), argc, argv);
+  if (cmd == "append-layer" && argc == 4) return append_layer(argv[2], argv[3], argc, argv);
   if (cmd == "dump" && argc == 3) return dump(argv[2]);
   if (cmd == "check" && argc == 3) return check(argv[2]);
-  throw UsageError("usage: results_tool write|forever|dump|check FILE ...");
+  throw UsageError("usage: results_tool write|forever|append-layer|dump|check FILE ...");
 }
 
 }  // namespace

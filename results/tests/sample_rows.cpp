@@ -139,6 +139,110 @@ json sample_pingpong(std::int64_t i) {
   return j;
 }
 
+namespace {
+
+json per_rank(int n, std::int64_t i, std::uint64_t scale) {
+  json a = json::array();
+  for (int r = 0; r < n; ++r) a.push_back(scale * static_cast<std::uint64_t>(i + r + 1));
+  return a;
+}
+
+json layer_site(int n, std::int64_t i, int k, bool vendor) {
+  json s;
+  s["site"] = (k ? "bwd fc1 allreduce dX [T,H] #" : "fwd fc2 allreduce Y [T,H] #") + std::to_string(i);
+  s["collective"] = "allreduce";
+  s["algorithm"] = vendor ? "mpi" : "ring";
+  s["group"] = k ? "dp" : "tp";
+  s["group_size"] = n;
+  s["count"] = 512 + i;
+  s["dtype"] = k ? "float" : "bfloat16";
+  if (i % 2 == 0) s["op"] = k ? "max" : "sum";  // absent: records from before the key
+  s["bytes"] = 2 * (512 + i);
+  for (const char* key : {"sent_bytes", "recv_bytes", "theory_sent_bytes", "theory_recv_bytes"})
+    s[key] = vendor ? json(nullptr) : per_rank(n, i + k, 2);
+  if (!vendor && i % 5 == 1) s["sent_bytes"][0] = 1;  // a volume mismatch
+  s["closed_form"] = vendor ? "" : "2(N-1)/N x D";
+  s["closed_form_sent_bytes"] = vendor ? json(nullptr) : json(2048.5 + static_cast<double>(i));
+  s["volume"] = vendor ? "n/a" : i % 5 == 1 ? "MISMATCH" : "ok";
+  return s;
+}
+
+json layer_check(std::int64_t i, int k) {
+  const bool broken = i % 4 == 1 && k == 0;  // non-finite: the errors are NaN, JSON null
+  return {{"tensor", k == 0 ? "Y" : "dW" + std::to_string(k)},
+          {"rel_l2_error", broken ? json(nullptr) : json(1.25e-7 * static_cast<double>(k + 1))},
+          {"max_abs_error", broken ? json(nullptr) : json(4.5e-7 + static_cast<double>(i))},
+          {"tolerance", 1e-5},
+          {"max_abs_tolerance", k == 2 ? json(nullptr) : json(8.5e-5)},
+          {"reduction_length", 128 + k},
+          {"finite", !broken},
+          {"pass", !broken}};
+}
+
+}  // namespace
+
+json sample_layer(std::int64_t i) {
+  const int n = 1 + static_cast<int>(i % 4);
+  const bool vendor = i % 3 == 2;
+  json j;
+  j["layer"] = i % 2 ? "dp_grad" : "tp_mlp";
+  j["program"] = i % 2 ? "layer_dp_grad" : "layer_tp_mlp";
+  j["scheme"] = i % 2 ? "dp" : "tp";
+  j["transport"] = i % 3 == 0 ? "ucx" : "mpi";
+  j["transport_env"] = i % 3 == 0 ? json{"UCX_TLS=shm,self", "UCX_NET_DEVICES=all"} : json::array();
+  j["nranks"] = n;
+  j["tp"] = i % 2 ? 1 : n;
+  j["cp"] = 1;
+  j["pp"] = 1;
+  j["dp"] = i % 2 ? n : 1;
+  j["ep"] = 1;
+  j["etp"] = 1;
+  j["sp"] = i % 5 == 3;
+  j["dtype"] = i % 2 ? "float" : "bfloat16";
+  j["passes"] = i % 3 == 1 ? "forward" : "both";
+  j["shape"] = i % 2 ? json{{"S", 8}, {"B", 2}, {"T", 16}, {"H", 32}, {"O", 32 + i}}
+                     : json{{"S", 8}, {"B", 2}, {"T", 16}, {"H", 32}, {"F", 128 + i}};
+  j["seed"] = 1000 + i;
+  j["algorithms"] = {{"allreduce", vendor ? "mpi" : "ring"}};
+  j["iters"] = static_cast<int>(i % 4);
+  j["warmup"] = 2;
+  json times = json::array();
+  for (int k = 0; k < j["iters"].get<int>(); ++k) times.push_back(10.25 * (k + 1) + static_cast<double>(i));
+  j["time_us"] = times.empty() ? 0.0 : times[0].get<double>();
+  j["time_us_min"] = times.empty() ? 0.0 : times[0].get<double>();
+  j["time_us_max"] = times.empty() ? 0.0 : times.back().get<double>();
+  j["compute_us"] = 1.5 + static_cast<double>(i);
+  j["comm_us"] = 2.5;
+  j["times_us"] = times;
+  const int nchecks = i % 7 == 6 ? 0 : 1 + static_cast<int>(i % 3);
+  j["pass"] = i % 4 != 1 && i % 5 != 1 && nchecks > 0;
+  j["verified"] = i % 4 != 1 && nchecks > 0;
+  j["rel_l2_error"] = nchecks == 0 || i % 4 == 1 ? json(nullptr) : json(1.25e-7);
+  j["max_abs_error"] = nchecks == 0 || i % 4 == 1 ? json(nullptr) : json(4.5e-7);
+  j["tolerance"] = nchecks == 0 || i % 4 == 1 ? json(nullptr) : json(1e-5);
+  j["checks"] = json::array();
+  for (int k = 0; k < nchecks; ++k) j["checks"].push_back(layer_check(i, k));
+  const int nsites = 1 + static_cast<int>(i % 2);
+  for (const char* key : {"sent_bytes", "recv_bytes", "theory_sent_bytes", "theory_recv_bytes"})
+    j[key] = vendor ? json(nullptr) : per_rank(n, i, 2 * static_cast<std::uint64_t>(nsites));
+  j["volume"] = vendor ? "n/a" : i % 5 == 1 ? "MISMATCH" : "ok";
+  j["volume_error"] = i % 5 == 1 ? "rank 0 sent 1 bytes at 'fwd fc2', theory 2 (é)" : "";
+  j["collectives"] = json::array();
+  for (int k = 0; k < nsites; ++k) j["collectives"].push_back(layer_site(n, i, k, vendor));
+  j["seed_figure"] = {{"source", "seed 002 section 2.2"},
+                      {"formula", "2 Phi per allreduce, Phi = b x s x h"},
+                      {"elements", 2048.0 + static_cast<double>(i)},
+                      {"bytes", 8192.0},
+                      {"explanation", std::string(600, 'x') + " the seed counts elements"},
+                      {"exact_sent_bytes", vendor ? json(nullptr) : json(4096 + i)},
+                      {"exact_over_seed", vendor ? json(nullptr) : json(0.5)}};
+  return j;
+}
+
+std::int64_t sample_layer_index(const nlohmann::json& row) {
+  return row.contains("seed") ? row["seed"].get<std::int64_t>() - 1000 : -1;
+}
+
 std::int64_t sample_index(const nlohmann::json& row) {
   return row.contains("bytes") ? row["bytes"].get<std::int64_t>() - 1000 : -1;
 }

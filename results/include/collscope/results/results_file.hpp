@@ -38,6 +38,10 @@ class ResultsFile {
   // Throws RuntimeError for a field the schema has no column for, and on write errors.
   void append_collective(const nlohmann::json& row);
   void append_pingpong(const nlohmann::json& row);
+  // One layer record, exactly as collscope::layers::to_json(LayerRecord) makes it (an
+  // ordered_json converts: nlohmann::json(record)). Same errors as above; a file made
+  // before /layer existed gets the group here (SCHEMA.md, "/layer").
+  void append_layer(const nlohmann::json& record);
 
   std::int64_t run_id() const;
   const std::string& path() const;

@@ -26,6 +26,7 @@ struct ResultsContents {
   std::string created_by, created_utc;  // root attributes
   std::vector<StoredRun> runs;
   std::vector<StoredRow> collective, pingpong;  // incomplete rows (run_id -1) left out
+  std::vector<StoredRow> layer;                 // none when the file has no /layer
 };
 
 // Throws UsageError / RuntimeError as ResultsFile::open_for_append does (never writes).
