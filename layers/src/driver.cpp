@@ -12,6 +12,7 @@
 #include "collscope/layers/math.hpp"
 #include "collscope/layers/options.hpp"
 #include "collscope/layers/record.hpp"
+#include "collscope/results/results_file.hpp"
 #include "collscope/seed_formulas.hpp"
 #include "collscope/transport_factory.hpp"
 
@@ -290,10 +291,24 @@ std::unique_ptr<std::ofstream> open_json(const std::string& path, int rank, MPI_
   return out;
 }
 
-int report(const LayerRecord& r, const LayerOptions& o, std::ofstream* json) {
+// Appends the record to the -O file (rank 0); false, with one line, when it cannot.
+bool append_to_results(const LayerRecord& r, results::ResultsFile& h5) {
+  try {
+    h5.append_layer(nlohmann::json(to_json(r)));
+    h5.close();
+    return true;
+  } catch (const std::exception& e) {
+    std::cerr << r.program << ": error: " << e.what() << std::endl;
+    return false;
+  }
+}
+
+int report(const LayerRecord& r, const LayerOptions& o, std::ofstream* json,
+           results::ResultsFile* h5) {
   const std::string line = to_json(r).dump();
   if (o.format == "table") print_table(std::cout, r);
   else std::cout << line << std::endl;
+  if (h5 && !append_to_results(r, *h5)) return kExitRuntime;
   if (json) {
     *json << line << std::endl;
     json->close();
@@ -306,15 +321,21 @@ int report(const LayerRecord& r, const LayerOptions& o, std::ofstream* json) {
   return r.passed() ? kExitOk : kExitVerifyFailed;
 }
 
-int run_layer(Layer& layer, const Prepared& p) {
+int run_layer(Layer& layer, const Prepared& p, int argc, char** argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   std::unique_ptr<std::ofstream> json = open_json(p.options.json_path, rank, MPI_COMM_WORLD);
+  // -O: opened on rank 0 once every input is known good; a bad file fails on all ranks.
+  std::unique_ptr<results::ResultsFile> h5;
+  if (!p.options.output_path.empty())
+    h5 = results::open_results_on_root(p.options.output_path,
+                                       results::collect_run_attributes(argc, argv, MPI_COMM_WORLD),
+                                       MPI_COMM_WORLD);
   bench::Watchdog watchdog(p.options.timeout_s, rank, std::string(layer.program()));
   try {
     LayerRun run(layer, p, MPI_COMM_WORLD);
     const LayerRecord r = run.run();
-    int code = rank == 0 ? report(r, p.options, json.get()) : kExitOk;
+    int code = rank == 0 ? report(r, p.options, json.get(), h5.get()) : kExitOk;
     MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);  // every rank exits alike
     return code;
   } catch (const UsageError&) {
@@ -346,7 +367,7 @@ int layer_main(std::unique_ptr<Layer> layer, int argc, char** argv) {
       if (rank == 0) std::cout << options.help_text;
     } else {
       const Prepared p = prepare(*layer, std::move(options), nranks);
-      code = run_layer(*layer, p);
+      code = run_layer(*layer, p, argc, argv);
     }
   } catch (const UsageError& e) {
     if (rank == 0) std::cerr << program << ": error: " << e.what() << std::endl;

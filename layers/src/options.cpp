@@ -64,6 +64,7 @@ void add_common_options(CLI::App& app, LayerOptions& o, std::string& pass, std::
   app.add_option("-w,--warmup", o.warmup, "untimed iterations before them");
   app.add_option("--format", o.format, "stdout format: table or jsonl");
   app.add_option("-J,--json", o.json_path, "also write the JSON-lines record to this file");
+  app.add_option("-O,--output", o.output_path, "append the record to this HDF5 results file");
   app.add_option("--timeout", o.timeout_s, "abort a collective stuck longer than this (seconds)");
 }
 

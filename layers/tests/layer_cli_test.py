@@ -344,9 +344,36 @@ def test_record():
               and len(rec["times_us"]) == 2, "times: total, communication, compute")
 
 
+def test_results_file():
+    """-O appends the record to an HDF5 results file (results/SCHEMA.md, /layer)."""
+    import h5py  # Debian's python3-h5py (scripts/bootstrap installs it)
+    with tempfile.TemporaryDirectory() as d:
+        h5, jl = os.path.join(d, "layers.h5"), os.path.join(d, "r.jsonl")
+        records = []
+        for binary in ("layer_tp_mlp", "layer_vocab_parallel"):
+            code, _, err = run(binary, ["-O", h5, "-J", jl], 2)
+            check(code == 0, f"{binary} -O: exit 0 (got {code}, {err.strip()})")
+            records.append(json.loads(open(jl).read()))
+        with h5py.File(h5, "r") as f:
+            rows, sites = f["layer/rows"][:], f["layer/sites"][:]
+            check([r.decode() for r in rows["layer"]] == ["tp_mlp", "vocab_parallel"]
+                  and list(rows["run_id"]) == [0, 1], f"-O: one row per run ({rows['layer']})")
+            for i, (row, rec) in enumerate(zip(rows, records)):
+                mine = sites[sites["row"] == i]
+                check(row["rel_l2_error"] == rec["rel_l2_error"] and row["nranks"] == rec["nranks"]
+                      and len(mine) == len(rec["collectives"]),
+                      f"-O: the {rec['layer']} row's error, ranks and call sites equal the JSON record's")
+        foreign = os.path.join(d, "foreign.h5")
+        open(foreign, "w").write("text\n")
+        code, _, err = run("layer_tp_mlp", ["-O", foreign], 2)
+        check(code == 2 and open(foreign).read() == "text\n" and len(err.strip().splitlines()) == 1,
+              f"-O on a non-HDF5 file: exit 2, one line, file untouched (got {code}, {err!r})")
+
+
 TESTS = {"tp_mlp": test_tp_mlp, "dp_grad": test_dp_grad, "tp_attention": test_tp_attention,
          "vocab_parallel": test_vocab_parallel, "bad_input": test_bad_input,
-         "faults": test_faults, "algorithms": test_algorithms, "record": test_record}
+         "faults": test_faults, "algorithms": test_algorithms, "record": test_record,
+         "results_file": test_results_file}
 
 if __name__ == "__main__":
     TESTS[GROUP]()

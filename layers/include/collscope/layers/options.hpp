@@ -24,6 +24,7 @@ struct LayerOptions {
   int warmup = 2;
   std::string format = "table";
   std::string json_path;
+  std::string output_path;  // -O: append the record to this HDF5 results file
   double timeout_s = 0;
   int tp = 0;  // 0: the layer's default
   std::map<std::string, std::string, std::less<>> algorithm_names;  // collective -> name
