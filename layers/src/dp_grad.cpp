@@ -52,11 +52,11 @@ class DpGrad final : public Layer {
     app.add_option("-S,--seq", shape_.seq, "sequence length S (tokens per replica T = S x B)");
     app.add_option("-B,--batch", shape_.batch, "micro-batch size B per replica");
     app.add_option("-H,--hidden", shape_.hidden, "input features H");
-    app.add_option("-O,--out", shape_.out, "output features O, divisible by TP");
+    app.add_option("-K,--out-features", shape_.out, "output features O, divisible by TP");
   }
   void check_shape() const override {
     if (shape_.seq < 1 || shape_.batch < 1 || shape_.hidden < 1 || shape_.out < 1)
-      throw UsageError("--seq, --batch, --hidden and --out must be at least 1");
+      throw UsageError("--seq, --batch, --hidden and --out-features must be at least 1");
   }
   ModelDims dims() const override {
     ModelDims d;

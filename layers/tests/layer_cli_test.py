@@ -132,7 +132,7 @@ def test_dp_grad():
     cases += [(4, 2, d, "both") for d in ELEM]  # strided DP groups [0,2] [1,3]
     S, B, H, O = 3, 2, 7, 10  # dW: 70 elements (35 at TP 2), uneven at DP 2, 3, 4
     for np, tp, d, p in cases:
-        args = QUICK + ["-S", str(S), "-B", str(B), "-H", str(H), "-O", str(O), "-d", d,
+        args = QUICK + ["-S", str(S), "-B", str(B), "-H", str(H), "-K", str(O), "-d", d,
                         "--pass", p, "--tp", str(tp)]
         what = f"layer_dp_grad np {np} TP {tp} DP {np // tp} {d} {p}"
         code, rec, err = run_record("layer_dp_grad", args, np)
@@ -199,7 +199,7 @@ def test_vocab_parallel():
 BAD_INPUT = [  # (binary, np, args, message pattern)
     ("layer_tp_mlp", 3, [], r"FFN size 128 is not divisible by TP 3$"),
     ("layer_tp_mlp", 2, ["--tp", "3"], r"world size 2 is not divisible by TP x CP x PP = 3 \(TP 3, CP 1, PP 1\)"),
-    ("layer_dp_grad", 4, ["--tp", "2", "-O", "31"], r"output features 31 is not divisible by TP 2"),
+    ("layer_dp_grad", 4, ["--tp", "2", "-K", "31"], r"output features 31 is not divisible by TP 2"),
     ("layer_tp_mlp", 2, ["-d", "int8"], r"--dtype must be float32 \(float\) or bfloat16, got .int8."),
     ("layer_tp_mlp", 2, ["--allreduce-alg", "magic"],
      r"unknown --allreduce-alg 'magic' \(expected one of: ring .*mpi\)"),

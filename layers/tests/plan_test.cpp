@@ -38,7 +38,7 @@ TEST(TpMlpPlan, OneAllreduceOfTHPerPass) {
 
 TEST(DpGradPlan, OneAllreduceOfTheShardOnTheDpGroup) {
   auto layer = make_dp_grad();
-  const LayerOptions o = parse(*layer, {"-H", "6", "-O", "10", "--tp", "2"});
+  const LayerOptions o = parse(*layer, {"-H", "6", "-K", "10", "--tp", "2"});
   const ParallelConfig c = parallel_config(*layer, o, 4);
   EXPECT_EQ(c.dp(), 2);
   const std::vector<PlannedCall> plan = layer->plan(c, o.passes);
