@@ -175,6 +175,17 @@ void LayerRun::run_passes() {
   if (p_.options.passes.backward) layer_.backward(ctx_);
 }
 
+// The layers' explanations of the seed figure work out the ring's exact volume; under
+// another algorithm (tree, dbt, direct, ...) the measured ratio differs, and says so.
+void note_non_ring_algorithms(LayerRecord& r) {
+  std::string others;
+  for (const auto& [coll, name] : r.algorithms)
+    if (name != "ring") others += (others.empty() ? "" : ", ") + coll + " " + name;
+  if (!others.empty())
+    r.seed_figure.explanation += " [these factors are the ring's; this run uses " + others +
+                                 ", whose exact volume is the ratio measured above]";
+}
+
 LayerRecord LayerRun::blank_record() const {
   const LayerOptions& o = p_.options;
   LayerRecord r;
@@ -193,6 +204,7 @@ LayerRecord LayerRun::blank_record() const {
   r.iters = o.iters;
   r.warmup = o.warmup;
   r.seed_figure = layer_.seed_figure(p_.config, o.passes, o.storage);
+  note_non_ring_algorithms(r);
   return r;
 }
 
