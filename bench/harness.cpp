@@ -16,6 +16,7 @@
 #include "collscope/algorithm.hpp"
 #include "collscope/bench/measurement.hpp"
 #include "collscope/bench/options.hpp"
+#include "collscope/bench/program.hpp"
 #include "collscope/bench/report.hpp"
 #include "collscope/bench/watchdog.hpp"
 #include "collscope/build_config.hpp"
@@ -532,22 +533,15 @@ void check_collective_options(const CollectiveInfo& c, const Algorithm& a, const
 
 int benchmark_main(std::string_view collective, std::string_view algorithm, int argc,
                    char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-  int rank = 0, nranks = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   const std::string program = std::string(collective) + "_" + std::string(algorithm);
-  int code = kExitOk;
-  try {
+  return run_mpi_program(program, argc, argv, [&](int rank, int nranks) {
     const Algorithm* algo = find_algorithm(collective, algorithm);
     const CollectiveInfo* coll = find_collective(collective);
     if (!algo || !coll) throw UsageError("no algorithm " + program + " in this build");
     Options opts = parse_options(argc, argv, program);
     if (opts.show_help) {
       if (rank == 0) std::cout << opts.help_text;
-      MPI_Finalize();
-      return kExitOk;
+      return static_cast<int>(kExitOk);
     }
     check_build_supports(opts);
     check_collective_options(*coll, *algo, opts);
@@ -569,20 +563,8 @@ int benchmark_main(std::string_view collective, std::string_view algorithm, int 
       h5 = results::open_results_on_root(
           opts.output_path, results::collect_run_attributes(argc, argv, MPI_COMM_WORLD),
           MPI_COMM_WORLD);
-    code = run_or_abort(runner, cases, h5.get(), program, rank);
-  } catch (const UsageError& e) {
-    if (rank == 0) std::cerr << program << ": error: " << e.what() << std::endl;
-    code = kExitUsage;
-  } catch (const RuntimeErrorOnAllRanks& e) {
-    if (rank == 0) std::cerr << program << ": error: " << e.what() << std::endl;
-    code = kExitRuntime;
-  } catch (const std::exception& e) {
-    // Rank-specific: the others may be blocked in a call, so end the whole job.
-    std::cerr << program << ": rank " << rank << ": error: " << e.what() << std::endl;
-    MPI_Abort(MPI_COMM_WORLD, kExitRuntime);
-  }
-  MPI_Finalize();
-  return code;
+    return run_or_abort(runner, cases, h5.get(), program, rank);
+  });
 }
 
 }  // namespace collscope::bench

@@ -1,4 +1,5 @@
 #include "collscope/bench/options.hpp"
+#include "collscope/bench/program.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -138,14 +139,9 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   app.add_option("--split-file", o.split_file,
                  "all-to-all-v: N x N split matrix in elements (one row per sender)");
   app.set_help_flag("-h,--help", "print this help and exit");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
+  if (!parse_command_line(app, argc, argv, o.help_text)) {
     o.show_help = true;
-    o.help_text = app.help();
     return o;
-  } catch (const CLI::ParseError& e) {
-    throw UsageError(e.what());
   }
   if (check != 0 && check != 1) throw UsageError("--check must be 0 or 1");
   o.check = check == 1;

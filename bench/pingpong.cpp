@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "collscope/bench/options.hpp"
+#include "collscope/bench/program.hpp"
 #include "collscope/bench/watchdog.hpp"
 #include "collscope/comm.hpp"
 #include "collscope/counting_transport.hpp"
@@ -86,7 +87,7 @@ void parse_pairs(const std::string& text, PingpongOptions& p) {
   p.pair = {*a, *b};
 }
 
-PingpongOptions parse_command_line(int argc, const char* const* argv) {
+PingpongOptions parse_pingpong_options(int argc, const char* const* argv) {
   PingpongOptions p;
   Options& o = p.common;
   CLI::App app{"collscope pingpong: latency and bandwidth between two ranks, or every pair",
@@ -106,14 +107,9 @@ PingpongOptions parse_command_line(int argc, const char* const* argv) {
   app.add_option("-O,--output", o.output_path, "append the results to this HDF5 file");
   app.add_option("--timeout", o.timeout_s, "abort a round trip stuck longer than this (seconds)");
   app.set_help_flag("-h,--help", "print this help and exit");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
+  if (!parse_command_line(app, argc, argv, o.help_text)) {
     o.show_help = true;
-    o.help_text = app.help();
     return p;
-  } catch (const CLI::ParseError& e) {
-    throw UsageError(e.what());
   }
   if (check != 0 && check != 1) throw UsageError("--check must be 0 or 1");
   o.check = check == 1;
@@ -721,7 +717,7 @@ int run(PingPong& pp, results::ResultsFile* h5) {
 }
 
 int main_on_all_ranks(int argc, char** argv, int rank, int nranks) {
-  PingpongOptions opts = parse_command_line(argc, argv);
+  PingpongOptions opts = parse_pingpong_options(argc, argv);
   if (opts.common.show_help) {
     if (rank == 0) std::cout << opts.common.help_text;
     return kExitOk;
@@ -743,26 +739,8 @@ int main_on_all_ranks(int argc, char** argv, int rank, int nranks) {
 }  // namespace collscope::bench
 
 int main(int argc, char** argv) {
-  using namespace collscope;
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-  int rank = 0, nranks = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-  int code = kExitOk;
-  try {
-    code = bench::main_on_all_ranks(argc, argv, rank, nranks);
-  } catch (const UsageError& e) {
-    if (rank == 0) std::cerr << bench::kProgram << ": error: " << e.what() << std::endl;
-    code = kExitUsage;
-  } catch (const RuntimeErrorOnAllRanks& e) {
-    if (rank == 0) std::cerr << bench::kProgram << ": error: " << e.what() << std::endl;
-    code = kExitRuntime;
-  } catch (const std::exception& e) {
-    // Rank-specific: the others may be blocked in a call, so end the whole job.
-    std::cerr << bench::kProgram << ": rank " << rank << ": error: " << e.what() << std::endl;
-    MPI_Abort(MPI_COMM_WORLD, kExitRuntime);
-  }
-  MPI_Finalize();
-  return code;
+  return collscope::bench::run_mpi_program(collscope::bench::kProgram, argc, argv,
+                                           [&](int rank, int nranks) {
+    return collscope::bench::main_on_all_ranks(argc, argv, rank, nranks);
+  });
 }

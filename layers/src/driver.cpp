@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "collscope/bench/program.hpp"
 #include "collscope/bench/watchdog.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/layers/math.hpp"
@@ -304,9 +305,10 @@ std::unique_ptr<std::ofstream> open_json(const std::string& path, int rank, MPI_
 }
 
 // Appends the record to the -O file (rank 0); false, with one line, when it cannot.
-bool append_to_results(const LayerRecord& r, results::ResultsFile& h5) {
+bool append_to_results(const LayerRecord& r, const nlohmann::json& record,
+                       results::ResultsFile& h5) {
   try {
-    h5.append_layer(nlohmann::json(to_json(r)));
+    h5.append_layer(record);
     h5.close();
     return true;
   } catch (const std::exception& e) {
@@ -317,10 +319,11 @@ bool append_to_results(const LayerRecord& r, results::ResultsFile& h5) {
 
 int report(const LayerRecord& r, const LayerOptions& o, std::ofstream* json,
            results::ResultsFile* h5) {
-  const std::string line = to_json(r).dump();
+  const auto record = to_json(r);
+  const std::string line = record.dump();
   if (o.format == "table") print_table(std::cout, r);
   else std::cout << line << std::endl;
-  if (h5 && !append_to_results(r, *h5)) return kExitRuntime;
+  if (h5 && !append_to_results(r, nlohmann::json(record), *h5)) return kExitRuntime;
   if (json) {
     *json << line << std::endl;
     json->close();
@@ -344,55 +347,26 @@ int run_layer(Layer& layer, const Prepared& p, int argc, char** argv) {
                                        results::collect_run_attributes(argc, argv, MPI_COMM_WORLD),
                                        MPI_COMM_WORLD);
   bench::Watchdog watchdog(p.options.timeout_s, rank, std::string(layer.program()));
-  try {
-    LayerRun run(layer, p, MPI_COMM_WORLD);
-    const LayerRecord r = run.run();
-    int code = rank == 0 ? report(r, p.options, json.get(), h5.get()) : kExitOk;
-    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);  // every rank exits alike
-    return code;
-  } catch (const UsageError&) {
-    throw;
-  } catch (const RuntimeErrorOnAllRanks&) {
-    throw;
-  } catch (const std::exception& e) {
-    // Rank-specific: the others may be blocked in a call, so end the whole job.
-    std::cerr << layer.program() << ": rank " << rank << ": error: " << e.what() << std::endl;
-    MPI_Abort(MPI_COMM_WORLD, kExitRuntime);
-  }
-  return kExitRuntime;
+  LayerRun run(layer, p, MPI_COMM_WORLD);
+  const LayerRecord r = run.run();
+  int code = rank == 0 ? report(r, p.options, json.get(), h5.get()) : kExitOk;
+  MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);  // every rank exits alike
+  return code;
 }
 
 }  // namespace
 
 int layer_main(std::unique_ptr<Layer> layer, int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-  use_one_blas_thread();
-  int rank = 0, nranks = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-  const std::string program(layer->program());
-  int code = kExitOk;
-  try {
+  return bench::run_mpi_program(layer->program(), argc, argv, [&](int rank, int nranks) {
+    use_one_blas_thread();
     LayerOptions options = parse_layer_options(*layer, argc, argv);
     if (options.show_help) {
       if (rank == 0) std::cout << options.help_text;
-    } else {
-      const Prepared p = prepare(*layer, std::move(options), nranks);
-      code = run_layer(*layer, p, argc, argv);
+      return static_cast<int>(kExitOk);
     }
-  } catch (const UsageError& e) {
-    if (rank == 0) std::cerr << program << ": error: " << e.what() << std::endl;
-    code = kExitUsage;
-  } catch (const RuntimeErrorOnAllRanks& e) {
-    if (rank == 0) std::cerr << program << ": error: " << e.what() << std::endl;
-    code = kExitRuntime;
-  } catch (const std::exception& e) {
-    std::cerr << program << ": rank " << rank << ": error: " << e.what() << std::endl;
-    MPI_Abort(MPI_COMM_WORLD, kExitRuntime);
-  }
-  MPI_Finalize();
-  return code;
+    const Prepared p = prepare(*layer, std::move(options), nranks);
+    return run_layer(*layer, p, argc, argv);
+  });
 }
 
 }  // namespace collscope::layers

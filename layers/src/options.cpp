@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "collscope/bench/program.hpp"
 #include "collscope/errors.hpp"
 
 namespace collscope::layers {
@@ -88,14 +89,9 @@ LayerOptions parse_layer_options(Layer& layer, int argc, const char* const* argv
   }
   layer.add_options(app);
   app.set_help_flag("-h,--help", "print this help and exit");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
+  if (!bench::parse_command_line(app, argc, argv, o.help_text)) {
     o.show_help = true;
-    o.help_text = app.help();
     return o;
-  } catch (const CLI::ParseError& e) {
-    throw UsageError(e.what());
   }
   o.passes = parse_passes(pass);
   o.storage = parse_storage(dtype);

@@ -1,0 +1,25 @@
+// What every collscope program does at its edges, written once: parsing a CLI11 command
+// line into UsageError or help, and running a body between MPI_Init and MPI_Finalize
+// with the boundary's exceptions mapped to the exit codes of errors.hpp.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace collscope::bench {
+
+// Parses argv into `app`'s options. Returns false, with the help text in `help_text`,
+// when -h/--help was given; a bad command line throws UsageError (one line).
+bool parse_command_line(CLI::App& app, int argc, const char* const* argv, std::string& help_text);
+
+// MPI_Init_thread, then body(rank, nranks), then MPI_Finalize; the exit code is the
+// body's, or: UsageError -> 2 and RuntimeErrorOnAllRanks -> 3, printed once by rank 0
+// (every rank detected it alike); any other exception is rank-specific: that rank
+// prints it and aborts the job (the others may be blocked in a call), exit 3.
+int run_mpi_program(std::string_view program, int argc, char** argv,
+                    const std::function<int(int rank, int nranks)>& body);
+
+}  // namespace collscope::bench
