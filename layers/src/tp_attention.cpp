@@ -42,6 +42,7 @@
 #include "collscope/layers/data.hpp"
 #include "collscope/layers/gather.hpp"
 #include "collscope/layers/math.hpp"
+#include "collscope/layers/tp_block.hpp"
 
 namespace collscope::layers {
 namespace {
@@ -146,31 +147,14 @@ class TpAttention final : public Layer {
   std::vector<GroupKind> groups() const override { return {GroupKind::tp}; }
 
   std::vector<PlannedCall> plan(const ParallelConfig&, Passes p) const override {
-    const std::size_t th = shape_.tokens() * shape_.h();
-    std::vector<PlannedCall> calls;
-    if (p.forward) calls.push_back({kForwardSite, "allreduce", GroupKind::tp, th, {}, ReduceOp::sum});
-    if (p.backward)
-      calls.push_back({kBackwardSite, "allreduce", GroupKind::tp, th, {}, ReduceOp::sum});
-    return calls;
+    return tp_block_plan(shape_.tokens() * shape_.h(), p, kForwardSite, kBackwardSite);
   }
 
   SeedFigure seed_figure(const ParallelConfig& c, Passes p, DataType storage) const override {
-    const double phi = static_cast<double>(shape_.tokens() * shape_.h());
-    const double calls = (p.forward ? 1 : 0) + (p.backward ? 1 : 0);
-    SeedFigure s;
-    s.source = "seed 002 section 3.2 (and section 6: 8 x b x s x h per transformer layer)";
-    s.formula = "2 Phi per allreduce, Phi = b x s x h (attention forward + backward: 4 Phi)";
-    s.elements = 2 * phi * calls;
-    s.bytes = s.elements * static_cast<double>(dtype_size(storage));
-    s.explanation =
-        "the seed counts elements, not bytes, and takes each of the allreduce's two phases "
-        "(reduce-scatter, all-gather) as moving the whole [b s, h] tensor; a ring rank "
-        "sends (TP-1)/TP of it per phase, so the exact figure is (TP-1)/TP = " +
-        std::to_string(c.tp - 1) + "/" + std::to_string(c.tp) +
-        " of the seed's (x the element size), nothing at TP 1, and with uneven blocks it "
-        "differs per rank; like the seed, nothing moves inside the softmax (whole heads per "
-        "rank); its 8 b s h per layer adds the MLP's 4 Phi";
-    return s;
+    return tp_block_seed_figure(shape_.tokens() * shape_.h(), c.tp, p, storage, "3.2",
+                                "attention",
+                                "like the seed, nothing moves inside the softmax (whole heads "
+                                "per rank); its 8 b s h per layer adds the MLP's 4 Phi");
   }
 
   void setup(LayerContext& ctx) override {
