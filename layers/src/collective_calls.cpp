@@ -82,27 +82,124 @@ void CollectiveCalls::allreduce_sum(GroupKind group, std::string_view site, Tens
   allreduce(group, site, t.data, ReduceOp::sum, storage_);
 }
 
-void CollectiveCalls::allreduce(GroupKind group, std::string_view site, std::span<float> data,
-                                ReduceOp op, DataType dtype) {
-  if (!is_storage_dtype(dtype))
-    throw std::logic_error("layer allreduce in " + std::string(dtype_name(dtype)));
+void CollectiveCalls::execute(GroupKind group, std::string_view site,
+                              std::string_view collective, CollArgs args,
+                              std::span<const float> send, std::span<float> recv,
+                              bool in_place) {
+  if (!is_storage_dtype(args.dtype))
+    throw std::logic_error("layer " + std::string(collective) + " in " +
+                           std::string(dtype_name(args.dtype)));
   GroupComm& g = this->group(group);
-  const Algorithm& algo = algorithm("allreduce");
-  CallRecord rec{std::string(site), "allreduce", group, data.size(), dtype, op, {}};
+  const Algorithm& algo = algorithm(collective);
+  CallRecord rec{std::string(site), std::string(collective), group, args.count, args.dtype,
+                 args.op, args.root, {args.splits.begin(), args.splits.end()}, {}};
   if (!(matches(fault_, site) && fault_.kind == Fault::Kind::skip)) {
-    CollArgs args;
-    args.count = data.size();
-    args.dtype = dtype;
-    args.op = op;
-    std::vector<bfloat16_t> packed;
-    if (dtype == DataType::bfloat16) packed = to_bf16(data);
-    void* buf = dtype == DataType::bfloat16 ? static_cast<void*>(packed.data()) : data.data();
-    args.sendbuf = args.recvbuf = buf;  // in place
+    const bool bf16 = args.dtype == DataType::bfloat16;
+    std::vector<bfloat16_t> send16, recv16;
+    if (bf16) {
+      recv16 = in_place ? to_bf16(recv) : std::vector<bfloat16_t>(recv.size());
+      if (!in_place) send16 = to_bf16(send);
+    }
+    args.recvbuf = bf16 ? static_cast<void*>(recv16.data()) : recv.data();
+    args.sendbuf = in_place ? args.recvbuf
+                            : bf16 ? static_cast<const void*>(send16.data()) : send.data();
     run(g, algo, args);
-    if (dtype == DataType::bfloat16) from_bf16(packed, data);
+    if (bf16) from_bf16(recv16, recv);
     rec.measured = g.counter().total();
   }
-  inject_fault(g, site, data, dtype);
+  inject_fault(g, site, recv, args.dtype);
+  if (recording_) records_.push_back(std::move(rec));
+}
+
+void CollectiveCalls::allreduce(GroupKind group, std::string_view site, std::span<float> data,
+                                ReduceOp op, DataType dtype) {
+  CollArgs args;
+  args.count = data.size();
+  args.dtype = dtype;
+  args.op = op;
+  execute(group, site, "allreduce", args, {}, data, true);
+}
+
+namespace {
+
+CollArgs args_of(std::size_t count, DataType dtype) {
+  CollArgs a;
+  a.count = count;
+  a.dtype = dtype;
+  return a;
+}
+
+}  // namespace
+
+void CollectiveCalls::allgather(GroupKind group, std::string_view site,
+                                std::span<const float> mine, std::span<float> all,
+                                std::optional<DataType> dtype) {
+  execute(group, site, "allgather", args_of(all.size(), dtype.value_or(storage_)), mine, all,
+          false);
+}
+
+void CollectiveCalls::reduce_scatter(GroupKind group, std::string_view site,
+                                     std::span<const float> full, std::span<float> mine,
+                                     ReduceOp op, std::optional<DataType> dtype) {
+  CollArgs a = args_of(full.size(), dtype.value_or(storage_));
+  a.op = op;
+  execute(group, site, "reduce_scatter", a, full, mine, false);
+}
+
+void CollectiveCalls::alltoall(GroupKind group, std::string_view site,
+                               std::span<const float> send, std::span<float> recv,
+                               std::optional<DataType> dtype) {
+  const std::size_t n = static_cast<std::size_t>(this->group(group).size());
+  if (send.size() % n != 0 || recv.size() != send.size())
+    throw std::logic_error(std::string(site) + ": all-to-all buffers are not N equal blocks");
+  execute(group, site, "alltoall", args_of(send.size() / n, dtype.value_or(storage_)), send,
+          recv, false);
+}
+
+void CollectiveCalls::alltoallv(GroupKind group, std::string_view site,
+                                std::span<const float> send, std::span<float> recv,
+                                std::span<const std::uint64_t> splits,
+                                std::optional<DataType> dtype) {
+  CollArgs a = args_of(0, dtype.value_or(storage_));
+  a.splits = splits;
+  execute(group, site, "alltoallv", a, send, recv, false);
+}
+
+void CollectiveCalls::broadcast(GroupKind group, std::string_view site, std::span<float> data,
+                                int root, std::optional<DataType> dtype) {
+  CollArgs a = args_of(data.size(), dtype.value_or(storage_));
+  a.root = root;
+  execute(group, site, "broadcast", a, {}, data, true);
+}
+
+void CollectiveCalls::scatter(GroupKind group, std::string_view site,
+                              std::span<const float> full, std::span<float> mine,
+                              std::size_t count, int root, std::optional<DataType> dtype) {
+  CollArgs a = args_of(count, dtype.value_or(storage_));
+  a.root = root;
+  execute(group, site, "scatter", a, full, mine, false);
+}
+
+void CollectiveCalls::gather(GroupKind group, std::string_view site,
+                             std::span<const float> mine, std::span<float> full,
+                             std::size_t count, int root, std::optional<DataType> dtype) {
+  CollArgs a = args_of(count, dtype.value_or(storage_));
+  a.root = root;
+  execute(group, site, "gather", a, mine, full, false);
+}
+
+void CollectiveCalls::allgather_counts(GroupKind group, std::string_view site,
+                                       std::span<const std::int64_t> mine,
+                                       std::span<std::int64_t> all) {
+  GroupComm& g = this->group(group);
+  CollArgs a = args_of(all.size(), DataType::int64);
+  CallRecord rec{std::string(site), "allgather", group, a.count, a.dtype, a.op, 0, {}, {}};
+  if (!(matches(fault_, site) && fault_.kind == Fault::Kind::skip)) {
+    a.sendbuf = mine.data();
+    a.recvbuf = all.data();
+    run(g, algorithm("allgather"), a);
+    rec.measured = g.counter().total();
+  }
   if (recording_) records_.push_back(std::move(rec));
 }
 

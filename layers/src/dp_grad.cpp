@@ -72,8 +72,7 @@ class DpGrad final : public Layer {
 
   std::vector<PlannedCall> plan(const ParallelConfig& c, Passes p) const override {
     if (!p.backward) return {};
-    return {{kGradSite, "allreduce", GroupKind::dp, shape_.h() * (shape_.o() / c.tp), {},
-             ReduceOp::sum}};
+    return {planned_call(kGradSite, "allreduce", GroupKind::dp, shape_.h() * (shape_.o() / c.tp))};
   }
 
   SeedFigure seed_figure(const ParallelConfig& c, Passes p, DataType storage) const override {

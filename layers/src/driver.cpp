@@ -38,8 +38,12 @@ CollArgs call_args(const PlannedCall& c, DataType storage) {
   a.count = c.count;
   a.dtype = c.dtype.value_or(storage);
   a.op = c.op;
+  a.root = c.root;
   return a;
 }
+
+// Each world rank's all-to-all-v split matrix at one site (as the rank called it).
+using SplitsByRank = std::vector<std::vector<std::uint64_t>>;
 
 // Each planned call must be one its algorithm can run (scratch, counts within MPI's int).
 void check_plan(const Prepared& p) {
@@ -49,6 +53,7 @@ void check_plan(const Prepared& p) {
     if (!algo.constraint) continue;
     CollArgs a = call_args(c, p.options.storage);
     a.sendbuf = a.recvbuf = &dummy;
+    if (c.collective == "alltoallv") continue;  // its splits come with the data
     if (auto why = algo.constraint(group_size(p.config, c.group), a))
       throw UsageError(c.site + ": " + *why);
   }
@@ -68,9 +73,9 @@ Prepared prepare(Layer& layer, LayerOptions options, int world) {
 
 // ---- the exact theory and closed form of a call site, for every world rank --------------
 
-SiteVolume planned_site(const PlannedCall& c, const Prepared& p) {
+SiteVolume planned_site(const PlannedCall& c, const Prepared& p, const SplitsByRank& splits) {
   const Algorithm& algo = *p.algorithms.at(c.collective);
-  const CollArgs args = call_args(c, p.options.storage);
+  CollArgs args = call_args(c, p.options.storage);
   SiteVolume s;
   s.call = c;
   s.algorithm = std::string(algo.name);
@@ -78,12 +83,26 @@ SiteVolume planned_site(const PlannedCall& c, const Prepared& p) {
   s.group_size = group_size(p.config, c.group);
   s.dtype = args.dtype;
   s.bytes = args.bytes();
+  if (!splits.empty())  // alltoallv: the elements of every group's matrix
+    for (const std::vector<int>& g : rank_groups(p.config, c.group))
+      for (std::uint64_t e : splits[static_cast<std::size_t>(g.front())])
+        s.bytes += e * args.elem_size();
   if (algo.theory)
-    for (int r = 0; r < p.config.world; ++r)
+    for (int r = 0; r < p.config.world; ++r) {
+      if (!splits.empty()) args.splits = splits[static_cast<std::size_t>(r)];
       s.theory.push_back(algo.theory(group_of(p.config, c.group, r).position, s.group_size, args));
+    }
+  if (!splits.empty()) args.splits = splits.front();
   s.closed_form_bytes = seed_sent_bytes(c.collective, algo.name, s.group_size, args);
   s.closed_form = std::string(seed_formula_text(c.collective, algo.name).value_or(""));
   return s;
+}
+
+std::string describe_call(const std::string& site, const std::string& collective,
+                          std::size_t count, DataType dtype, ReduceOp op, GroupKind group) {
+  return "'" + site + "' (" + collective + " of " + std::to_string(count) + " " +
+         std::string(dtype_name(dtype)) + " " + std::string(op_name(op)) + " on " +
+         std::string(group_name(group)) + ")";
 }
 
 // Why the calls rank 0 made are not the planned ones, or nullopt.
@@ -95,14 +114,15 @@ std::optional<std::string> plan_mismatch(const std::vector<PlannedCall>& plan,
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const PlannedCall& p = plan[i];
     const CallRecord& m = made[i];
+    const DataType dtype = p.dtype.value_or(storage);
     if (p.site != m.site || p.collective != m.collective || p.group != m.group ||
-        p.count != m.count || p.dtype.value_or(storage) != m.dtype || p.op != m.op)
-      return "call " + std::to_string(i) + " was '" + m.site + "' (" + m.collective + " of " +
-             std::to_string(m.count) + " " + std::string(dtype_name(m.dtype)) + " " +
-             std::string(op_name(m.op)) + " on " + std::string(group_name(m.group)) +
-             "), the plan says '" + p.site + "' (" + p.collective + " of " +
-             std::to_string(p.count) + " " + std::string(dtype_name(p.dtype.value_or(storage))) +
-             " " + std::string(op_name(p.op)) + " on " + std::string(group_name(p.group)) + ")";
+        p.count != m.count || dtype != m.dtype || p.op != m.op)
+      return "call " + std::to_string(i) + " was " +
+             describe_call(m.site, m.collective, m.count, m.dtype, m.op, m.group) +
+             ", the plan says " + describe_call(p.site, p.collective, p.count, dtype, p.op, p.group);
+    if (p.root != m.root)
+      return "call " + std::to_string(i) + " ('" + m.site + "') had root " +
+             std::to_string(m.root) + ", its plan " + std::to_string(p.root);
   }
   return std::nullopt;
 }
@@ -149,6 +169,7 @@ class LayerRun {
   void time_iterations(LayerRecord& r);
   void collect_volume(LayerRecord& r);
   std::vector<std::uint64_t> gather_measured(std::size_t calls);
+  std::vector<SplitsByRank> gather_splits();
 
   Layer& layer_;
   const Prepared& p_;
@@ -253,19 +274,58 @@ std::vector<std::uint64_t> LayerRun::gather_measured(std::size_t calls) {
   return all;
 }
 
+// For every alltoallv site of the plan, each rank's matrix as it called it (on rank 0;
+// a rank that made another call there sends zeros, and the plan check reports it).
+std::vector<SplitsByRank> LayerRun::gather_splits() {
+  std::vector<SplitsByRank> out(p_.plan.size());
+  const std::vector<CallRecord>& made = calls_.records();
+  for (std::size_t i = 0; i < p_.plan.size(); ++i) {
+    const PlannedCall& c = p_.plan[i];
+    if (c.collective != "alltoallv") continue;
+    const auto n = static_cast<std::size_t>(group_size(p_.config, c.group));
+    std::vector<std::uint64_t> mine(n * n, 0);
+    if (i < made.size() && made[i].splits.size() == mine.size()) mine = made[i].splits;
+    std::vector<std::uint64_t> all(rank_ == 0 ? mine.size() * p_.config.world : 0);
+    WatchedSection w("split matrix gather");
+    MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, all.data(),
+               static_cast<int>(mine.size()), MPI_UINT64_T, 0, ctrl_);
+    for (int r = 0; rank_ == 0 && r < p_.config.world; ++r)
+      out[i].emplace_back(all.begin() + static_cast<std::ptrdiff_t>(r * mine.size()),
+                          all.begin() + static_cast<std::ptrdiff_t>((r + 1) * mine.size()));
+  }
+  return out;
+}
+
+// Why the ranks of some group called an alltoallv with different matrices, or nullopt.
+std::optional<std::string> splits_disagree(const PlannedCall& c, const ParallelConfig& config,
+                                           const SplitsByRank& splits) {
+  if (splits.empty()) return std::nullopt;
+  for (const std::vector<int>& g : rank_groups(config, c.group))
+    for (int r : g)
+      if (splits[static_cast<std::size_t>(r)] != splits[static_cast<std::size_t>(g.front())])
+        return c.site + ": ranks " + std::to_string(g.front()) + " and " + std::to_string(r) +
+               " of one " + std::string(group_name(c.group)) +
+               " group called it with different split matrices";
+  return std::nullopt;
+}
+
 void LayerRun::collect_volume(LayerRecord& r) {
   int n = static_cast<int>(calls_.records().size()), lo = n, hi = n;
   MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, ctrl_);
   MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, ctrl_);
   const std::vector<std::uint64_t> all =
       lo == hi ? gather_measured(static_cast<std::size_t>(n)) : std::vector<std::uint64_t>{};
+  const std::vector<SplitsByRank> splits = gather_splits();
   if (rank_ != 0) return;
-  for (const PlannedCall& c : p_.plan) r.sites.push_back(planned_site(c, p_));
+  for (std::size_t i = 0; i < p_.plan.size(); ++i)
+    r.sites.push_back(planned_site(p_.plan[i], p_, splits[i]));
   if (lo != hi)
     r.volume_error = "ranks made different numbers of collective calls (" + std::to_string(lo) +
                      " to " + std::to_string(hi) + ")";
   else if (auto why = plan_mismatch(p_.plan, calls_.records(), p_.options.storage))
     r.volume_error = *why;
+  for (std::size_t i = 0; i < p_.plan.size() && r.volume_error.empty(); ++i)
+    if (auto why = splits_disagree(p_.plan[i], p_.config, splits[i])) r.volume_error = *why;
   if (!r.volume_error.empty()) return;
   r.volume_measured = true;
   for (std::size_t i = 0; i < r.sites.size(); ++i) {

@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+
 #include "collscope/bench/program.hpp"
 #include "collscope/errors.hpp"
 
@@ -54,6 +56,8 @@ void check_common(const LayerOptions& o) {
     throw UsageError("unknown transport '" + o.transport + "' (expected mpi, ucx or nccl)");
   if (!(o.timeout_s >= 0)) throw UsageError("--timeout must be >= 0 seconds");
   if (o.tp < 0) throw UsageError("--tp must be at least 1, got " + std::to_string(o.tp));
+  if (o.ep < 0) throw UsageError("--ep must be at least 1, got " + std::to_string(o.ep));
+  if (o.etp < 1) throw UsageError("--etp must be at least 1, got " + std::to_string(o.etp));
 }
 
 void add_common_options(CLI::App& app, LayerOptions& o, std::string& pass, std::string& dtype) {
@@ -81,6 +85,10 @@ LayerOptions parse_layer_options(Layer& layer, int argc, const char* const* argv
     app.add_option("--tp", o.tp,
                    layer.degree_flags().tp_defaults_to_world ? "TP degree (default: all ranks)"
                                                              : "TP degree (default 1)");
+  if (layer.degree_flags().ep)
+    app.add_option("--ep", o.ep, "expert-parallel degree EP (default: all ranks / ETP)");
+  if (layer.degree_flags().etp)
+    app.add_option("--etp", o.etp, "expert tensor-parallel degree ETP (default 1)");
   for (const std::string& c : layer.collectives()) {
     o.algorithm_names[c] = default_algorithm(c);
     app.add_option(flag_of(c), o.algorithm_names[c],
@@ -104,6 +112,8 @@ ParallelConfig parallel_config(const Layer& layer, const LayerOptions& o, int wo
   ParallelConfig c;
   c.world = world;
   c.tp = o.tp > 0 ? o.tp : layer.degree_flags().tp_defaults_to_world ? world : 1;
+  c.etp = o.etp;
+  if (layer.degree_flags().ep) c.ep = o.ep > 0 ? o.ep : std::max(1, world / c.etp);
   return c;
 }
 

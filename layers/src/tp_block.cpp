@@ -6,11 +6,10 @@ std::vector<PlannedCall> tp_block_plan(std::size_t tokens_x_hidden, Passes p,
                                        const std::string& forward_site,
                                        const std::string& backward_site) {
   std::vector<PlannedCall> calls;
-  // dtype unset: the storage dtype
   if (p.forward)
-    calls.push_back({forward_site, "allreduce", GroupKind::tp, tokens_x_hidden, {}, ReduceOp::sum});
+    calls.push_back(planned_call(forward_site, "allreduce", GroupKind::tp, tokens_x_hidden));
   if (p.backward)
-    calls.push_back({backward_site, "allreduce", GroupKind::tp, tokens_x_hidden, {}, ReduceOp::sum});
+    calls.push_back(planned_call(backward_site, "allreduce", GroupKind::tp, tokens_x_hidden));
   return calls;
 }
 

@@ -147,10 +147,11 @@ class VocabParallel final : public Layer {
   std::vector<PlannedCall> plan(const ParallelConfig&, Passes p) const override {
     const std::size_t t = shape_.tokens();
     if (!p.forward) return {};  // the backward moves nothing
-    return {{kEmbedSite, "allreduce", GroupKind::tp, t * shape_.h(), {}, ReduceOp::sum},
-            {kMaxSite, "allreduce", GroupKind::tp, t, DataType::float32, ReduceOp::max},
-            {kTargetSite, "allreduce", GroupKind::tp, t, DataType::float32, ReduceOp::sum},
-            {kSumExpSite, "allreduce", GroupKind::tp, t, DataType::float32, ReduceOp::sum}};
+    constexpr DataType f32 = DataType::float32;
+    return {planned_call(kEmbedSite, "allreduce", GroupKind::tp, t * shape_.h()),
+            planned_call(kMaxSite, "allreduce", GroupKind::tp, t, f32, ReduceOp::max),
+            planned_call(kTargetSite, "allreduce", GroupKind::tp, t, f32, ReduceOp::sum),
+            planned_call(kSumExpSite, "allreduce", GroupKind::tp, t, f32, ReduceOp::sum)};
   }
 
   SeedFigure seed_figure(const ParallelConfig& c, Passes p, DataType storage) const override {

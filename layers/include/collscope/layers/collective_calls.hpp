@@ -8,6 +8,19 @@
 // SUM, as Megatron does; such a call is recorded with its own dtype and op, and its
 // exact theory uses that dtype's element size.
 //
+// Buffers are float32 compute values; a call packs them into the dtype that travels and
+// unpacks what arrives. Counts follow collective.hpp (N = the group's size, blocks by
+// the uneven rule, every buffer out of place except allreduce's and broadcast's):
+//
+//   allreduce       data: count, in place
+//   allgather       mine: block(position) of count    all: count
+//   reduce_scatter  full: count                       mine: block(position)
+//   alltoall        send, recv: N x count (count per peer; block j to / from rank j)
+//   alltoallv       send: row sum of splits           recv: column sum (N x N, row = sender)
+//   broadcast       data: count, in place, root's sent to every rank
+//   scatter         full: count (root; empty elsewhere)  mine: block(position)
+//   gather          mine: block(position)             full: count (root; empty elsewhere)
+//
 // Fault injection for the tests (COLLSCOPE_DEBUG_LAYER_FAULT=KIND:SITE, SITE a substring
 // of a call site's name): after a matching call, the group's last rank adds 1 to
 // element 0 of the result (corrupt) or writes NaN there (nan); skip leaves the call out
@@ -44,6 +57,8 @@ struct CallRecord {
   std::size_t count = 0;   // elements
   DataType dtype = DataType::float32;  // what travelled
   ReduceOp op = ReduceOp::sum;
+  int root = 0;            // rooted collectives
+  std::vector<std::uint64_t> splits;  // alltoallv: this rank's group's N x N matrix
   RankVolume measured;     // this rank's, from its group's counting transport
 };
 
@@ -63,6 +78,28 @@ class CollectiveCalls {
   // bfloat16: a bfloat16 call rounds the values first and reduces in bfloat16).
   void allreduce(GroupKind group, std::string_view site, std::span<float> data, ReduceOp op,
                  DataType dtype);
+  // The other collectives (table above); `dtype` unset: the storage dtype.
+  void allgather(GroupKind group, std::string_view site, std::span<const float> mine,
+                 std::span<float> all, std::optional<DataType> dtype = {});
+  void reduce_scatter(GroupKind group, std::string_view site, std::span<const float> full,
+                      std::span<float> mine, ReduceOp op = ReduceOp::sum,
+                      std::optional<DataType> dtype = {});
+  void alltoall(GroupKind group, std::string_view site, std::span<const float> send,
+                std::span<float> recv, std::optional<DataType> dtype = {});
+  void alltoallv(GroupKind group, std::string_view site, std::span<const float> send,
+                 std::span<float> recv, std::span<const std::uint64_t> splits,
+                 std::optional<DataType> dtype = {});
+  void broadcast(GroupKind group, std::string_view site, std::span<float> data, int root,
+                 std::optional<DataType> dtype = {});
+  void scatter(GroupKind group, std::string_view site, std::span<const float> full,
+               std::span<float> mine, std::size_t count, int root,
+               std::optional<DataType> dtype = {});
+  void gather(GroupKind group, std::string_view site, std::span<const float> mine,
+              std::span<float> full, std::size_t count, int root,
+              std::optional<DataType> dtype = {});
+  // Integers exactly (int64): MoE's split-size exchange. `all`: N x mine.size().
+  void allgather_counts(GroupKind group, std::string_view site,
+                        std::span<const std::int64_t> mine, std::span<std::int64_t> all);
   DataType storage() const { return storage_; }
 
   // Recording: the calls made between start and stop, in order.
@@ -75,6 +112,12 @@ class CollectiveCalls {
 
  private:
   void run(GroupComm& g, const Algorithm& algo, CollArgs& args);
+  // One call of `collective`: packs `send` (or, in place, `recv`) as args.dtype, runs,
+  // unpacks into `recv`, records, injects the fault. args has count, dtype, op, root
+  // and splits set; the buffers are filled in here.
+  void execute(GroupKind group, std::string_view site, std::string_view collective,
+               CollArgs args, std::span<const float> send, std::span<float> recv,
+               bool in_place);
   void inject_fault(const GroupComm& g, std::string_view site, std::span<float> data,
                     DataType dtype) const;
 

@@ -39,7 +39,25 @@ struct PlannedCall {
   std::size_t count = 0;   // elements of the call (CollArgs::count)
   std::optional<DataType> dtype;  // what travels; unset: the storage dtype
   ReduceOp op = ReduceOp::sum;
+  int root = 0;            // rooted collectives (broadcast, scatter, gather): group rank
+  // alltoallv: count 0; its split matrix depends on the data (what the router sends
+  // where), so the driver takes each rank's matrix from the call it made, checks that a
+  // group's ranks agree, and computes the exact theory from it.
 };
+
+// A call site in the storage dtype (`dtype` unset) or its own.
+inline PlannedCall planned_call(std::string site, std::string collective, GroupKind group,
+                                std::size_t count, std::optional<DataType> dtype = {},
+                                ReduceOp op = ReduceOp::sum) {
+  PlannedCall c;
+  c.site = std::move(site);
+  c.collective = std::move(collective);
+  c.group = group;
+  c.count = count;
+  c.dtype = dtype;
+  c.op = op;
+  return c;
+}
 
 // One verified tensor, over every rank and replica holding it.
 struct TensorCheck {
@@ -63,6 +81,8 @@ struct SeedFigure {
 struct DegreeFlags {
   bool tp = false;
   bool tp_defaults_to_world = false;  // --tp unset: every rank in one TP group
+  bool ep = false;                    // --ep (unset: every rank in one EP group)
+  bool etp = false;                   // --etp (default 1)
 };
 
 class LayerContext {

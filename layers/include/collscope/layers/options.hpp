@@ -2,7 +2,7 @@
 //
 //   -t/--transport mpi|ucx   --pass forward|backward|both   -d/--dtype float32|bfloat16
 //   --seed N   -n/--iters N   -w/--warmup N   --format table|jsonl   -J/--json FILE
-//   --timeout SECONDS   --tp N (layers that take it)   --<collective>-alg NAME (one per
+//   --timeout SECONDS   --tp N, --ep N, --etp N (layers that take them)   --<collective>-alg NAME (one per
 //   collective the layer calls: --allreduce-alg ring|direct|tree|dbt|halving_doubling|mpi)
 #pragma once
 
@@ -27,6 +27,8 @@ struct LayerOptions {
   std::string output_path;  // -O: append the record to this HDF5 results file
   double timeout_s = 0;
   int tp = 0;  // 0: the layer's default
+  int ep = 0;  // 0: every rank (layers with --ep)
+  int etp = 1;
   std::map<std::string, std::string, std::less<>> algorithm_names;  // collective -> name
   bool show_help = false;
   std::string help_text;
