@@ -43,6 +43,7 @@
 #include "collscope/layers/gather.hpp"
 #include "collscope/layers/math.hpp"
 #include "collscope/layers/tp_block.hpp"
+#include "collscope/layers/tp_local.hpp"
 
 namespace collscope::layers {
 namespace {
@@ -60,22 +61,7 @@ struct Shape {
   std::size_t d() const { return h() / n(); }
 };
 
-// The rows of sequence b (tokens s B + b) and columns [c0, c0 + d) of m: [S, d].
-template <class T>
-Matrix<T> head_block(const Matrix<T>& m, std::size_t batch, std::size_t b, std::size_t c0,
-                     std::size_t d) {
-  Matrix<T> out(m.rows / batch, d);
-  for (std::size_t s = 0; s < out.rows; ++s)
-    for (std::size_t c = 0; c < d; ++c) out.at(s, c) = m.at(s * batch + b, c0 + c);
-  return out;
-}
-
-template <class T>
-void put_head_block(Matrix<T>& m, std::size_t batch, std::size_t b, std::size_t c0,
-                    const Matrix<T>& blk) {
-  for (std::size_t s = 0; s < blk.rows; ++s)
-    for (std::size_t c = 0; c < blk.cols; ++c) m.at(s * batch + b, c0 + c) = blk.at(s, c);
-}
+AttentionShape attention_shape(const Shape& sh) { return {sh.b(), sh.d(), sh.causal != 0}; }
 
 // The float64 attention block, forward and backward, on whole tensors (all heads).
 struct Reference {
@@ -84,25 +70,13 @@ struct Reference {
 
 Reference reference_attention(const Shape& sh, const RefTensor& x, const RefTensor& wqkv,
                               const RefTensor& wo, const RefTensor& dy) {
-  const std::size_t t = sh.tokens(), h = sh.h(), d = sh.d(), nb = sh.b();
-  const RefTensor qkv = ref_matmul(x, Trans::no, wqkv, Trans::no);
-  RefTensor ctx(t, h), dqkv(t, 3 * h);
-  const RefTensor dctx = ref_matmul(dy, Trans::no, wo, Trans::yes);
-  for (std::size_t g = 0; g < sh.n(); ++g)
-    for (std::size_t b = 0; b < nb; ++b) {
-      const RefTensor q = head_block(qkv, nb, b, g * 3 * d, d);
-      const RefTensor k = head_block(qkv, nb, b, g * 3 * d + d, d);
-      const RefTensor v = head_block(qkv, nb, b, g * 3 * d + 2 * d, d);
-      const RefAttentionOut out = ref_attention_head(q, k, v, sh.causal != 0);
-      put_head_block(ctx, nb, b, g * d, out.o);
-      const RefAttentionGrads gr =
-          ref_attention_head_backward(q, k, v, out.p, head_block(dctx, nb, b, g * d, d));
-      put_head_block(dqkv, nb, b, g * 3 * d, gr.dq);
-      put_head_block(dqkv, nb, b, g * 3 * d + d, gr.dk);
-      put_head_block(dqkv, nb, b, g * 3 * d + 2 * d, gr.dv);
-    }
-  return {ref_matmul(ctx, Trans::no, wo, Trans::no), ref_matmul(dqkv, Trans::no, wqkv, Trans::yes),
-          ref_matmul(x, Trans::yes, dqkv, Trans::no), ref_matmul(ctx, Trans::yes, dy, Trans::no)};
+  const AttentionShape ash = attention_shape(sh);
+  const RefAttentionCore core = ref_attention_core_forward(x, wqkv, ash);
+  const RefTensor dqkv =
+      ref_attention_core_backward(core, ref_matmul(dy, Trans::no, wo, Trans::yes), ash);
+  return {ref_matmul(core.context, Trans::no, wo, Trans::no),
+          ref_matmul(dqkv, Trans::no, wqkv, Trans::yes), ref_matmul(x, Trans::yes, dqkv, Trans::no),
+          ref_matmul(core.context, Trans::yes, dy, Trans::no)};
 }
 
 class TpAttention final : public Layer {
@@ -171,39 +145,16 @@ class TpAttention final : public Layer {
 
   void forward(LayerContext& ctx) override {
     const DataType st = ctx.storage();
-    const std::size_t d = shape_.d(), nb = shape_.b(), heads = wqkv_.cols / (3 * d);
-    matmul(x_, Trans::no, wqkv_, Trans::no, qkv_, st);
-    ctx_ = Tensor(shape_.tokens(), heads * d);
-    probs_.assign(heads * nb, Tensor());
-    for (std::size_t g = 0; g < heads; ++g)
-      for (std::size_t b = 0; b < nb; ++b) {
-        AttentionOut out = attention_head(head_block(qkv_, nb, b, g * 3 * d, d),
-                                          head_block(qkv_, nb, b, g * 3 * d + d, d),
-                                          head_block(qkv_, nb, b, g * 3 * d + 2 * d, d),
-                                          shape_.causal != 0, st);
-        put_head_block(ctx_, nb, b, g * d, out.o);
-        probs_[g * nb + b] = std::move(out.p);
-      }
-    matmul(ctx_, Trans::no, wo_, Trans::no, y_, st);
+    attention_core_forward(x_, wqkv_, attention_shape(shape_), st, core_);
+    matmul(core_.context, Trans::no, wo_, Trans::no, y_, st);
     ctx.calls().allreduce_sum(GroupKind::tp, kForwardSite, y_);
   }
 
   void backward(LayerContext& ctx) override {
     const DataType st = ctx.storage();
-    const std::size_t d = shape_.d(), nb = shape_.b(), heads = wqkv_.cols / (3 * d);
-    const Tensor dctx = matmul(dy_, Trans::no, wo_, Trans::yes, st);
-    matmul(ctx_, Trans::yes, dy_, Trans::no, dwo_, st);
-    Tensor dqkv(shape_.tokens(), wqkv_.cols);
-    for (std::size_t g = 0; g < heads; ++g)
-      for (std::size_t b = 0; b < nb; ++b) {
-        const AttentionGrads gr = attention_head_backward(
-            head_block(qkv_, nb, b, g * 3 * d, d), head_block(qkv_, nb, b, g * 3 * d + d, d),
-            head_block(qkv_, nb, b, g * 3 * d + 2 * d, d), probs_[g * nb + b],
-            head_block(dctx, nb, b, g * d, d), st);
-        put_head_block(dqkv, nb, b, g * 3 * d, gr.dq);
-        put_head_block(dqkv, nb, b, g * 3 * d + d, gr.dk);
-        put_head_block(dqkv, nb, b, g * 3 * d + 2 * d, gr.dv);
-      }
+    const Tensor dcontext = matmul(dy_, Trans::no, wo_, Trans::yes, st);
+    matmul(core_.context, Trans::yes, dy_, Trans::no, dwo_, st);
+    const Tensor dqkv = attention_core_backward(core_, dcontext, attention_shape(shape_), st);
     matmul(x_, Trans::yes, dqkv, Trans::no, dwqkv_, st);
     matmul(dqkv, Trans::no, wqkv_, Trans::yes, dx_, st);
     ctx.calls().allreduce_sum(GroupKind::tp, kBackwardSite, dx_);
@@ -249,8 +200,8 @@ class TpAttention final : public Layer {
 
   Shape shape_;
   Tensor x_, dy_, wqkv_, wo_;     // inputs and weights (this rank's shards)
-  Tensor qkv_, ctx_, y_;          // forward: saved activations, output
-  std::vector<Tensor> probs_;     // forward: P per (local head, sequence), saved
+  AttentionSaved core_;           // forward: QKV, P per (head, sequence), context
+  Tensor y_;                      // forward: output
   Tensor dx_, dwqkv_, dwo_;       // backward: gradients
 };
 

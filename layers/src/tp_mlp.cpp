@@ -31,6 +31,7 @@
 #include "collscope/layers/gather.hpp"
 #include "collscope/layers/math.hpp"
 #include "collscope/layers/tp_block.hpp"
+#include "collscope/layers/tp_local.hpp"
 
 namespace collscope::layers {
 namespace {
@@ -44,20 +45,6 @@ struct Shape {
   std::size_t h() const { return static_cast<std::size_t>(hidden); }
   std::size_t f() const { return static_cast<std::size_t>(ffn > 0 ? ffn : 4 * hidden); }
 };
-
-// The float64 MLP, forward and backward, on whole tensors.
-struct Reference {
-  RefTensor y, dx, dw1, dw2;
-};
-
-Reference reference_mlp(const RefTensor& x, const RefTensor& w1, const RefTensor& w2,
-                        const RefTensor& dy) {
-  const RefTensor z = ref_matmul(x, Trans::no, w1, Trans::no);
-  const RefTensor a = ref_gelu(z);
-  const RefTensor dz = ref_gelu_backward(ref_matmul(dy, Trans::no, w2, Trans::yes), z);
-  return {ref_matmul(a, Trans::no, w2, Trans::no), ref_matmul(dz, Trans::no, w1, Trans::yes),
-          ref_matmul(x, Trans::yes, dz, Trans::no), ref_matmul(a, Trans::yes, dy, Trans::no)};
-}
 
 class TpMlp final : public Layer {
  public:
@@ -114,27 +101,20 @@ class TpMlp final : public Layer {
   }
 
   void forward(LayerContext& ctx) override {
-    const DataType st = ctx.storage();
-    matmul(x_, Trans::no, w1_, Trans::no, z_, st);
-    a_ = gelu(z_, st);
-    matmul(a_, Trans::no, w2_, Trans::no, y_, st);
+    y_ = mlp_forward(x_, w1_, w2_, ctx.storage(), saved_);
     ctx.calls().allreduce_sum(GroupKind::tp, kForwardSite, y_);
   }
 
   void backward(LayerContext& ctx) override {
-    const DataType st = ctx.storage();
-    const Tensor dz = gelu_backward(matmul(dy_, Trans::no, w2_, Trans::yes, st), z_, st);
-    matmul(a_, Trans::yes, dy_, Trans::no, dw2_, st);
-    matmul(x_, Trans::yes, dz, Trans::no, dw1_, st);
-    matmul(dz, Trans::no, w1_, Trans::yes, dx_, st);
-    ctx.calls().allreduce_sum(GroupKind::tp, kBackwardSite, dx_);
+    grads_ = mlp_backward(x_, w1_, w2_, saved_, dy_, ctx.storage());
+    ctx.calls().allreduce_sum(GroupKind::tp, kBackwardSite, grads_.dx);
   }
 
   std::vector<TensorCheck> verify(LayerContext& ctx, Passes p) override {
     const MPI_Comm c = ctx.ctrl();
     const Gathered g{gather_to_root(c, x_),  gather_to_root(c, w1_),  gather_to_root(c, w2_),
-                     gather_to_root(c, dy_), gather_to_root(c, y_),   gather_to_root(c, dx_),
-                     gather_to_root(c, dw1_), gather_to_root(c, dw2_)};
+                     gather_to_root(c, dy_), gather_to_root(c, y_),   gather_to_root(c, grads_.dx),
+                     gather_to_root(c, grads_.dw1), gather_to_root(c, grads_.dw2)};
     std::vector<TensorCheck> checks;
     if (ctx.world_rank() != 0) return checks;
     for (const std::vector<int>& group : rank_groups(ctx.config(), GroupKind::tp))
@@ -153,7 +133,7 @@ class TpMlp final : public Layer {
   void check_group(const Gathered& g, const std::vector<int>& group, Passes p, DataType st,
                    std::vector<TensorCheck>& checks) const {
     const std::size_t lead = static_cast<std::size_t>(group.front());
-    const Reference ref = reference_mlp(to_ref(g.x[lead]), concat_columns(ref_parts(g.w1, group)),
+    const RefMlp ref = ref_mlp(to_ref(g.x[lead]), concat_columns(ref_parts(g.w1, group)),
                                         concat_rows(ref_parts(g.w2, group)), to_ref(g.dy[lead]));
     const std::size_t f = shape_.f(), t = shape_.tokens();
     for (int r : group) {
@@ -167,8 +147,9 @@ class TpMlp final : public Layer {
 
   Shape shape_;
   Tensor x_, dy_, w1_, w2_;    // inputs and weights (this rank's shards)
-  Tensor z_, a_, y_;           // forward: saved activations, output
-  Tensor dx_, dw1_, dw2_;      // backward: gradients
+  MlpSaved saved_;             // forward: saved activations
+  Tensor y_;                   // forward: output
+  MlpGrads grads_;             // backward: gradients
 };
 
 }  // namespace
