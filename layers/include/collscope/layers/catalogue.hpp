@@ -11,5 +11,7 @@ std::unique_ptr<Layer> make_tp_mlp();   // layer_tp_mlp
 std::unique_ptr<Layer> make_dp_grad();  // layer_dp_grad
 std::unique_ptr<Layer> make_tp_attention();  // layer_tp_attention
 std::unique_ptr<Layer> make_vocab_parallel();  // layer_vocab_parallel
+std::unique_ptr<Layer> make_tp_sp();           // layer_tp_sp
+std::unique_ptr<Layer> make_tp_to_sp();        // layer_tp_to_sp
 
 }  // namespace collscope::layers
