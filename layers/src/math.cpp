@@ -177,18 +177,16 @@ RefAttentionGrads ref_attention_head_backward(const RefTensor& q, const RefTenso
   return g;
 }
 
+// Float64 GEMM through OpenBLAS's dgemm: no rounding to any storage dtype.
 RefTensor ref_matmul(const RefTensor& a, Trans ta, const RefTensor& b, Trans tb) {
   const std::size_t m = op_rows(a, ta), k = op_cols(a, ta), n = op_cols(b, tb);
   check_inner(k, op_rows(b, tb));
-  auto av = [&](std::size_t i, std::size_t p) { return ta == Trans::no ? a.at(i, p) : a.at(p, i); };
-  auto bv = [&](std::size_t p, std::size_t j) { return tb == Trans::no ? b.at(p, j) : b.at(j, p); };
   RefTensor c(m, n);
-  for (std::size_t i = 0; i < m; ++i)
-    for (std::size_t j = 0; j < n; ++j) {
-      double sum = 0;
-      for (std::size_t p = 0; p < k; ++p) sum += av(i, p) * bv(p, j);
-      c.at(i, j) = sum;
-    }
+  if (m > 0 && n > 0 && k > 0)
+    cblas_dgemm(CblasRowMajor, cblas_op(ta), cblas_op(tb), blas_int(m), blas_int(n),
+                blas_int(k), 1.0, a.data.data(), blas_int(std::max<std::size_t>(a.cols, 1)),
+                b.data.data(), blas_int(std::max<std::size_t>(b.cols, 1)), 0.0, c.data.data(),
+                blas_int(std::max<std::size_t>(n, 1)));
   return c;
 }
 

@@ -1,5 +1,5 @@
 // Local math of the layers: float32 ops for the sharded layer (GEMM through OpenBLAS's
-// cblas_sgemm) and float64 ops for the unsharded reference (plain loops in double).
+// cblas_sgemm) and float64 ops for the unsharded reference (cblas_dgemm and loops in double).
 // Each float32 op rounds its result to the storage dtype once (tensor.hpp).
 //
 // GeLU is the exact one (PyTorch's and Megatron's default, not the tanh approximation):
