@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -197,15 +198,20 @@ void LayerRun::run_passes() {
   if (p_.options.passes.backward) layer_.backward(ctx_);
 }
 
-// The layers' explanations of the seed figure work out the ring's exact volume; under
-// another algorithm (tree, dbt, direct, ...) the measured ratio differs, and says so.
-void note_non_ring_algorithms(LayerRecord& r) {
+// The layers' explanations of the seed figure work out the default algorithms' exact
+// volume (ring, pairwise all-to-all, ...); under another algorithm (tree, dbt, direct,
+// ...) of a collective the plan calls, the measured ratio differs, and says so.
+void note_other_algorithms(LayerRecord& r, const std::vector<PlannedCall>& plan) {
   std::string others;
-  for (const auto& [coll, name] : r.algorithms)
-    if (name != "ring") others += (others.empty() ? "" : ", ") + coll + " " + name;
+  for (const auto& [coll, name] : r.algorithms) {
+    const bool called = std::any_of(plan.begin(), plan.end(),
+                                    [&](const PlannedCall& c) { return c.collective == coll; });
+    if (called && name != default_algorithm(coll))
+      others += (others.empty() ? "" : ", ") + coll + " " + name;
+  }
   if (!others.empty())
-    r.seed_figure.explanation += " [these factors are the ring's; this run uses " + others +
-                                 ", whose exact volume is the ratio measured above]";
+    r.seed_figure.explanation += " [these factors are the default algorithms'; this run uses " +
+                                 others + ", whose exact volume is the ratio measured above]";
 }
 
 LayerRecord LayerRun::blank_record() const {
@@ -226,7 +232,7 @@ LayerRecord LayerRun::blank_record() const {
   r.iters = o.iters;
   r.warmup = o.warmup;
   r.seed_figure = layer_.seed_figure(p_.config, o.passes, o.storage);
-  note_non_ring_algorithms(r);
+  note_other_algorithms(r, p_.plan);
   return r;
 }
 

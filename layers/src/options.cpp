@@ -10,15 +10,6 @@
 namespace collscope::layers {
 namespace {
 
-// The default algorithm of each collective: the ring where there is one, else the
-// simplest hand-written schedule.
-std::string default_algorithm(std::string_view collective) {
-  if (collective == "alltoall" || collective == "alltoallv") return "pairwise";
-  if (collective == "broadcast") return "binomial";
-  if (collective == "gather" || collective == "scatter") return "linear";
-  return "ring";
-}
-
 std::string flag_of(std::string_view collective) {
   std::string flag = "--" + std::string(collective) + "-alg";
   for (char& c : flag)
@@ -74,6 +65,13 @@ void add_common_options(CLI::App& app, LayerOptions& o, std::string& pass, std::
 }
 
 }  // namespace
+
+std::string default_algorithm(std::string_view collective) {
+  if (collective == "alltoall" || collective == "alltoallv") return "pairwise";
+  if (collective == "broadcast") return "binomial";
+  if (collective == "gather" || collective == "scatter") return "linear";
+  return "ring";
+}
 
 LayerOptions parse_layer_options(Layer& layer, int argc, const char* const* argv) {
   LayerOptions o;

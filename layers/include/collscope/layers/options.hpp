@@ -34,6 +34,11 @@ struct LayerOptions {
   std::string help_text;
 };
 
+// The default algorithm of each collective: the ring where there is one, else the
+// simplest hand-written schedule (pairwise all-to-all(-v), binomial broadcast, linear
+// scatter and gather).
+std::string default_algorithm(std::string_view collective);
+
 // Throws UsageError (one line) for anything malformed; needs no communication.
 LayerOptions parse_layer_options(Layer& layer, int argc, const char* const* argv);
 
