@@ -13,5 +13,7 @@ std::unique_ptr<Layer> make_tp_attention();  // layer_tp_attention
 std::unique_ptr<Layer> make_vocab_parallel();  // layer_vocab_parallel
 std::unique_ptr<Layer> make_tp_sp();           // layer_tp_sp
 std::unique_ptr<Layer> make_tp_to_sp();        // layer_tp_to_sp
+std::unique_ptr<Layer> make_moe();             // layer_moe
+std::unique_ptr<Layer> make_pipeline_tp_sp_ep();  // pipeline_tp_sp_ep
 
 }  // namespace collscope::layers
