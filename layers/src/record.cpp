@@ -205,16 +205,18 @@ void print_header(std::ostream& os, const LayerRecord& r) {
 void print_sites(std::ostream& os, const LayerRecord& r) {
   os << "# collectives: bytes the busiest rank sent in one call (measured, exact theory, "
         "closed form)\n";
-  char line[320];
-  std::snprintf(line, sizeof line, "# %-32s %-5s %3s %10s %-13s %12s %12s %12s %14s  %-8s %s\n",
-                "site", "group", "N", "count", "dtype op", "bytes", "sent(B)", "theory(B)",
+  int width = 32;  // the longest site name
+  for (const SiteVolume& s : r.sites) width = std::max(width, static_cast<int>(s.call.site.size()));
+  char line[512];
+  std::snprintf(line, sizeof line, "# %-*s %-5s %3s %10s %-13s %12s %12s %12s %14s  %-8s %s\n",
+                width, "site", "group", "N", "count", "dtype op", "bytes", "sent(B)", "theory(B)",
                 "closed(B)", "volume", "closed form");
   os << line;
   for (const SiteVolume& s : r.sites) {
     const std::string closed = s.closed_form_bytes ? fmt("%.1f", *s.closed_form_bytes) : "n/a";
     const std::string type = std::string(dtype_name(s.dtype)) + " " + std::string(op_name(s.call.op));
-    std::snprintf(line, sizeof line, "  %-32s %-5s %3d %10zu %-13s %12zu %12s %12s %14s  %-8s %s\n",
-                  s.call.site.c_str(), std::string(group_name(s.call.group)).c_str(), s.group_size,
+    std::snprintf(line, sizeof line, "  %-*s %-5s %3d %10zu %-13s %12zu %12s %12s %14s  %-8s %s\n",
+                  width, s.call.site.c_str(), std::string(group_name(s.call.group)).c_str(), s.group_size,
                   s.call.count, type.c_str(), s.bytes, busiest(s.measured).c_str(), busiest(s.theory).c_str(),
                   closed.c_str(), site_status(s).c_str(), s.closed_form.c_str());
     os << line;
@@ -224,14 +226,16 @@ void print_sites(std::ostream& os, const LayerRecord& r) {
 
 void print_checks(std::ostream& os, const LayerRecord& r) {
   os << "#\n# verification against the float64 unsharded layer\n";
-  char line[256];
-  std::snprintf(line, sizeof line, "# %-8s %13s %13s %11s %13s %8s %s\n", "tensor", "rel_l2",
+  int width = 8;  // the longest tensor name
+  for (const TensorCheck& c : r.checks) width = std::max(width, static_cast<int>(c.tensor.size()));
+  char line[512];
+  std::snprintf(line, sizeof line, "# %-*s %13s %13s %11s %13s %8s %s\n", width, "tensor", "rel_l2",
                 "max_abs", "tolerance", "max_abs_tol", "K", "result");
   os << line;
   for (const TensorCheck& c : r.checks) {
     const ErrorStats& e = c.error;
-    std::snprintf(line, sizeof line, "  %-8s %13.3e %13.3e %11.1e %13.3e %8zu %s\n",
-                  c.tensor.c_str(), e.rel_l2_error, e.max_abs_error, e.tolerance,
+    std::snprintf(line, sizeof line, "  %-*s %13.3e %13.3e %11.1e %13.3e %8zu %s\n",
+                  width, c.tensor.c_str(), e.rel_l2_error, e.max_abs_error, e.tolerance,
                   e.max_abs_tolerance, e.reduction_length, e.pass ? "pass" : "FAIL");
     os << line;
   }
