@@ -25,16 +25,15 @@
 #include "collscope/layers/data.hpp"
 #include "collscope/layers/gather.hpp"
 #include "collscope/layers/math.hpp"
+#include "collscope/layers/shape_flags.hpp"
 
 namespace collscope::layers {
 namespace {
 
 constexpr const char* kGradSite = "bwd dW allreduce dW [H,O/TP]";
 
-struct Shape {
-  std::int64_t seq = 8, batch = 2, hidden = 32, out = 32;
-  std::size_t tokens() const { return static_cast<std::size_t>(seq * batch); }
-  std::size_t h() const { return static_cast<std::size_t>(hidden); }
+struct Shape : TokenShape {
+  std::int64_t out = 32;
   std::size_t o() const { return static_cast<std::size_t>(out); }
 };
 
@@ -49,14 +48,13 @@ class DpGrad final : public Layer {
   DegreeFlags degree_flags() const override { return {true, false}; }
 
   void add_options(CLI::App& app) override {
-    app.add_option("-S,--seq", shape_.seq, "sequence length S (tokens per replica T = S x B)");
-    app.add_option("-B,--batch", shape_.batch, "micro-batch size B per replica");
-    app.add_option("-H,--hidden", shape_.hidden, "input features H");
+    add_token_flags(app, shape_, "sequence length S (tokens per replica T = S x B)",
+                    "input features H");
     app.add_option("-K,--out-features", shape_.out, "output features O, divisible by TP");
   }
   void check_shape() const override {
-    if (shape_.seq < 1 || shape_.batch < 1 || shape_.hidden < 1 || shape_.out < 1)
-      throw UsageError("--seq, --batch, --hidden and --out-features must be at least 1");
+    check_token_shape(shape_);
+    require_at_least(shape_.out, 1, "--out-features");
   }
   ModelDims dims() const override {
     ModelDims d;

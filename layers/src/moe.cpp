@@ -26,15 +26,12 @@
 #include "collscope/layers/data.hpp"
 #include "collscope/layers/gather.hpp"
 #include "collscope/layers/moe_block.hpp"
+#include "collscope/layers/shape_flags.hpp"
 
 namespace collscope::layers {
 namespace {
 
-struct Shape {
-  std::int64_t seq = 8, batch = 2, hidden = 32;
-  std::size_t tokens() const { return static_cast<std::size_t>(seq * batch); }
-  std::size_t h() const { return static_cast<std::size_t>(hidden); }
-};
+using Shape = TokenShape;
 
 class Moe final : public Layer {
  public:
@@ -48,14 +45,11 @@ class Moe final : public Layer {
   DegreeFlags degree_flags() const override { return {false, false, true, true}; }
 
   void add_options(CLI::App& app) override {
-    app.add_option("-S,--seq", shape_.seq, "sequence length S (tokens per rank T = S x B)");
-    app.add_option("-B,--batch", shape_.batch, "micro-batch size B");
-    app.add_option("-H,--hidden", shape_.hidden, "hidden size H");
+    add_token_flags(app, shape_, "sequence length S (tokens per rank T = S x B)");
     add_moe_options(app, cfg_);
   }
   void check_shape() const override {
-    if (shape_.seq < 1 || shape_.batch < 1 || shape_.hidden < 1)
-      throw UsageError("--seq, --batch and --hidden must be at least 1");
+    check_token_shape(shape_);
     check_moe_config(cfg_, shape_.hidden);
   }
   ModelDims dims() const override {

@@ -33,6 +33,7 @@
 #include "collscope/layers/data.hpp"
 #include "collscope/layers/gather.hpp"
 #include "collscope/layers/math.hpp"
+#include "collscope/layers/shape_flags.hpp"
 #include "collscope/layers/moe_block.hpp"
 #include "collscope/layers/tp_local.hpp"
 #include "collscope/layers/tp_to_sp_block.hpp"
@@ -42,16 +43,9 @@ namespace {
 
 constexpr const char* kDxSite = "bwd qkv allreduce dX [T,H]";
 
-struct Shape {
-  std::int64_t seq = 8, batch = 2, hidden = 32, heads = 4, causal = 1;
+struct Shape : TokenShape, AttentionFlags {
   std::string scheme = "alltoall";
-  std::size_t s() const { return static_cast<std::size_t>(seq); }
-  std::size_t b() const { return static_cast<std::size_t>(batch); }
-  std::size_t tokens() const { return s() * b(); }
-  std::size_t h() const { return static_cast<std::size_t>(hidden); }
-  std::size_t n() const { return static_cast<std::size_t>(heads); }
-  std::size_t d() const { return h() / n(); }
-  AttentionShape attention() const { return {b(), d(), causal != 0}; }
+  AttentionShape attention() const { return attention_shape(*this, *this); }
 };
 
 std::vector<std::string> union_of(std::vector<std::string> a, const std::vector<std::string>& b) {
@@ -104,23 +98,16 @@ class PipelineTpSpEp final : public Layer {
   bool sequence_parallel() const override { return true; }
 
   void add_options(CLI::App& app) override {
-    app.add_option("-S,--seq", shape_.seq, "sequence length S, divisible by TP");
-    app.add_option("-B,--batch", shape_.batch, "micro-batch size B (sequences)");
-    app.add_option("-H,--hidden", shape_.hidden, "hidden size H, divisible by --heads");
-    app.add_option("--heads", shape_.heads, "attention heads, divisible by TP");
-    app.add_option("--causal", shape_.causal, "1: causal mask, 0: full attention");
+    add_token_flags(app, shape_, "sequence length S, divisible by TP (T = S x B)",
+                    "hidden size H, divisible by --heads");
+    add_attention_flags(app, shape_);
     app.add_option("--scheme", shape_.scheme,
                    "TP->SP transition: allreduce, reduce_scatter or alltoall (seed 000)");
     add_moe_options(app, moe_config_);
   }
   void check_shape() const override {
-    if (shape_.seq < 1 || shape_.batch < 1 || shape_.hidden < 1 || shape_.heads < 1)
-      throw UsageError("--seq, --batch, --hidden and --heads must be at least 1");
-    if (shape_.causal != 0 && shape_.causal != 1)
-      throw UsageError("--causal must be 0 or 1, got " + std::to_string(shape_.causal));
-    if (shape_.hidden % shape_.heads != 0)
-      throw UsageError("hidden size " + std::to_string(shape_.hidden) +
-                       " is not divisible by the number of heads " + std::to_string(shape_.heads));
+    check_token_shape(shape_);
+    check_attention_flags(shape_, shape_.hidden);
     scheme_of(shape_.scheme);
     check_moe_config(moe_config_, shape_.hidden);
   }

@@ -42,6 +42,7 @@
 #include "collscope/layers/data.hpp"
 #include "collscope/layers/gather.hpp"
 #include "collscope/layers/math.hpp"
+#include "collscope/layers/shape_flags.hpp"
 #include "collscope/layers/tp_block.hpp"
 #include "collscope/layers/tp_local.hpp"
 
@@ -51,17 +52,11 @@ namespace {
 constexpr const char* kForwardSite = "fwd out-proj allreduce Y [T,H]";
 constexpr const char* kBackwardSite = "bwd qkv allreduce dX [T,H]";
 
-struct Shape {
-  std::int64_t seq = 8, batch = 2, hidden = 32, heads = 4, causal = 1;
-  std::size_t s() const { return static_cast<std::size_t>(seq); }
-  std::size_t b() const { return static_cast<std::size_t>(batch); }
-  std::size_t tokens() const { return s() * b(); }
-  std::size_t h() const { return static_cast<std::size_t>(hidden); }
-  std::size_t n() const { return static_cast<std::size_t>(heads); }
-  std::size_t d() const { return h() / n(); }
+struct Shape : TokenShape, AttentionFlags {
+  std::size_t d() const { return h() / static_cast<std::size_t>(heads); }
 };
 
-AttentionShape attention_shape(const Shape& sh) { return {sh.b(), sh.d(), sh.causal != 0}; }
+AttentionShape attention_shape(const Shape& sh) { return layers::attention_shape(sh, sh); }
 
 // The float64 attention block, forward and backward, on whole tensors (all heads).
 struct Reference {
@@ -92,20 +87,13 @@ class TpAttention final : public Layer {
   DegreeFlags degree_flags() const override { return {true, true}; }
 
   void add_options(CLI::App& app) override {
-    app.add_option("-S,--seq", shape_.seq, "sequence length S (tokens T = S x B)");
-    app.add_option("-B,--batch", shape_.batch, "micro-batch size B (sequences)");
-    app.add_option("-H,--hidden", shape_.hidden, "hidden size H, divisible by --heads");
-    app.add_option("--heads", shape_.heads, "attention heads, divisible by TP");
-    app.add_option("--causal", shape_.causal, "1: causal mask (GPT), 0: full attention");
+    add_token_flags(app, shape_, "sequence length S (tokens T = S x B)",
+                    "hidden size H, divisible by --heads");
+    add_attention_flags(app, shape_);
   }
   void check_shape() const override {
-    if (shape_.seq < 1 || shape_.batch < 1 || shape_.hidden < 1 || shape_.heads < 1)
-      throw UsageError("--seq, --batch, --hidden and --heads must be at least 1");
-    if (shape_.causal != 0 && shape_.causal != 1)
-      throw UsageError("--causal must be 0 or 1, got " + std::to_string(shape_.causal));
-    if (shape_.hidden % shape_.heads != 0)
-      throw UsageError("hidden size " + std::to_string(shape_.hidden) +
-                       " is not divisible by the number of heads " + std::to_string(shape_.heads));
+    check_token_shape(shape_);
+    check_attention_flags(shape_, shape_.hidden);
   }
   ModelDims dims() const override {
     ModelDims d;

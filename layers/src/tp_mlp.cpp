@@ -30,6 +30,7 @@
 #include "collscope/layers/data.hpp"
 #include "collscope/layers/gather.hpp"
 #include "collscope/layers/math.hpp"
+#include "collscope/layers/shape_flags.hpp"
 #include "collscope/layers/tp_block.hpp"
 #include "collscope/layers/tp_local.hpp"
 
@@ -39,10 +40,8 @@ namespace {
 constexpr const char* kForwardSite = "fwd fc2 allreduce Y [T,H]";
 constexpr const char* kBackwardSite = "bwd fc1 allreduce dX [T,H]";
 
-struct Shape {
-  std::int64_t seq = 8, batch = 2, hidden = 32, ffn = 0;  // ffn 0: 4 x hidden
-  std::size_t tokens() const { return static_cast<std::size_t>(seq * batch); }
-  std::size_t h() const { return static_cast<std::size_t>(hidden); }
+struct Shape : TokenShape {
+  std::int64_t ffn = 0;  // 0: 4 x hidden
   std::size_t f() const { return static_cast<std::size_t>(ffn > 0 ? ffn : 4 * hidden); }
 };
 
@@ -58,14 +57,12 @@ class TpMlp final : public Layer {
   DegreeFlags degree_flags() const override { return {true, true}; }
 
   void add_options(CLI::App& app) override {
-    app.add_option("-S,--seq", shape_.seq, "sequence length S (tokens T = S x B)");
-    app.add_option("-B,--batch", shape_.batch, "micro-batch size B");
-    app.add_option("-H,--hidden", shape_.hidden, "hidden size H");
+    add_token_flags(app, shape_, "sequence length S (tokens T = S x B)");
     app.add_option("-F,--ffn", shape_.ffn, "FFN size F (default 4 x H), divisible by TP");
   }
   void check_shape() const override {
-    if (shape_.seq < 1 || shape_.batch < 1 || shape_.hidden < 1 || shape_.ffn < 0)
-      throw UsageError("--seq, --batch and --hidden must be at least 1, --ffn at least 0");
+    check_token_shape(shape_);
+    require_at_least(shape_.ffn, 0, "--ffn");
   }
   ModelDims dims() const override {
     ModelDims d;

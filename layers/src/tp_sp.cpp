@@ -61,6 +61,7 @@
 #include "collscope/layers/gather.hpp"
 #include "collscope/layers/layernorm.hpp"
 #include "collscope/layers/math.hpp"
+#include "collscope/layers/shape_flags.hpp"
 #include "collscope/layers/tp_local.hpp"
 
 namespace collscope::layers {
@@ -76,18 +77,13 @@ constexpr const char* kBwdAttnGather = "bwd attn allgather dX2 [T,H]";
 constexpr const char* kBwdAttnScatter = "bwd attn reduce-scatter dLN1 [T,H]";
 constexpr const char* kBwdLnAllreduce = "bwd LN allreduce dgamma,dbeta [4H]";
 
-struct Shape {
-  std::int64_t seq = 8, batch = 2, hidden = 32, heads = 4, causal = 1, ffn = 0;  // ffn 0: 4H
-  std::size_t s() const { return static_cast<std::size_t>(seq); }
-  std::size_t tokens() const { return s() * static_cast<std::size_t>(batch); }
-  std::size_t h() const { return static_cast<std::size_t>(hidden); }
+struct Shape : TokenShape, AttentionFlags {
+  std::int64_t ffn = 0;  // 0: 4H
   std::size_t d() const { return h() / static_cast<std::size_t>(heads); }
   std::size_t f() const { return static_cast<std::size_t>(ffn > 0 ? ffn : 4 * hidden); }
 };
 
-AttentionShape attention_shape(const Shape& sh) {
-  return {static_cast<std::size_t>(sh.batch), sh.d(), sh.causal != 0};
-}
+AttentionShape attention_shape(const Shape& sh) { return layers::attention_shape(sh, sh); }
 
 float inv_sqrt(std::size_t n) { return 1.0f / std::sqrt(static_cast<float>(n)); }
 
@@ -173,22 +169,15 @@ class TpSp final : public Layer {
   bool sequence_parallel() const override { return true; }
 
   void add_options(CLI::App& app) override {
-    app.add_option("-S,--seq", shape_.seq, "sequence length S, divisible by TP (T = S x B)");
-    app.add_option("-B,--batch", shape_.batch, "micro-batch size B (sequences)");
-    app.add_option("-H,--hidden", shape_.hidden, "hidden size H, divisible by --heads");
-    app.add_option("--heads", shape_.heads, "attention heads, divisible by TP");
-    app.add_option("--causal", shape_.causal, "1: causal mask (GPT), 0: full attention");
+    add_token_flags(app, shape_, "sequence length S, divisible by TP (T = S x B)",
+                    "hidden size H, divisible by --heads");
+    add_attention_flags(app, shape_);
     app.add_option("-F,--ffn", shape_.ffn, "FFN size F (default 4 x H), divisible by TP");
   }
   void check_shape() const override {
-    if (shape_.seq < 1 || shape_.batch < 1 || shape_.hidden < 1 || shape_.heads < 1)
-      throw UsageError("--seq, --batch, --hidden and --heads must be at least 1");
-    if (shape_.ffn < 0) throw UsageError("--ffn must be at least 0 (0: 4 x hidden)");
-    if (shape_.causal != 0 && shape_.causal != 1)
-      throw UsageError("--causal must be 0 or 1, got " + std::to_string(shape_.causal));
-    if (shape_.hidden % shape_.heads != 0)
-      throw UsageError("hidden size " + std::to_string(shape_.hidden) +
-                       " is not divisible by the number of heads " + std::to_string(shape_.heads));
+    check_token_shape(shape_);
+    check_attention_flags(shape_, shape_.hidden);
+    require_at_least(shape_.ffn, 0, "--ffn");
   }
   ModelDims dims() const override {
     ModelDims d;

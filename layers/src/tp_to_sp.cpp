@@ -37,6 +37,7 @@
 #include "collscope/layers/data.hpp"
 #include "collscope/layers/gather.hpp"
 #include "collscope/layers/math.hpp"
+#include "collscope/layers/shape_flags.hpp"
 #include "collscope/layers/tp_to_sp_block.hpp"
 
 namespace collscope::layers {
@@ -45,11 +46,9 @@ namespace {
 constexpr const char* kSitePrefix = "out_linear ";
 constexpr const char* kWeightName = "W";
 
-struct Shape {
-  std::int64_t seq = 8, batch = 2, hidden = 32, k = 0;  // k 0: hidden
+struct Shape : TokenShape {
+  std::int64_t k = 0;  // 0: hidden
   std::string scheme = "allreduce";
-  std::size_t tokens() const { return static_cast<std::size_t>(seq * batch); }
-  std::size_t h() const { return static_cast<std::size_t>(hidden); }
   std::size_t k_width() const { return static_cast<std::size_t>(k > 0 ? k : hidden); }
   TpToSpShape block_shape(int tp) const { return {tokens(), k_width(), h(), tp}; }
 };
@@ -74,15 +73,14 @@ class TpToSp final : public Layer {
   bool sequence_parallel() const override { return true; }
 
   void add_options(CLI::App& app) override {
-    app.add_option("-S,--seq", shape_.seq, "sequence length S (tokens T = S x B), divisible by TP");
-    app.add_option("-B,--batch", shape_.batch, "micro-batch size B");
-    app.add_option("-H,--hidden", shape_.hidden, "output width H of out_linear");
+    add_token_flags(app, shape_, "sequence length S (tokens T = S x B), divisible by TP",
+                    "output width H of out_linear");
     app.add_option("-K,--k", shape_.k, "input width K of out_linear (default H), divisible by TP");
     app.add_option("--scheme", shape_.scheme, "allreduce, reduce_scatter or alltoall");
   }
   void check_shape() const override {
-    if (shape_.seq < 1 || shape_.batch < 1 || shape_.hidden < 1 || shape_.k < 0)
-      throw UsageError("--seq, --batch and --hidden must be at least 1, --k at least 0");
+    check_token_shape(shape_);
+    require_at_least(shape_.k, 0, "--k");
     if (!parse_tp_to_sp_scheme(shape_.scheme))
       throw UsageError("--scheme must be allreduce, reduce_scatter or alltoall, got '" +
                        shape_.scheme + "'");

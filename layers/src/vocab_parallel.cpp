@@ -49,6 +49,7 @@
 #include "collscope/layers/data.hpp"
 #include "collscope/layers/gather.hpp"
 #include "collscope/layers/math.hpp"
+#include "collscope/layers/shape_flags.hpp"
 
 namespace collscope::layers {
 namespace {
@@ -58,10 +59,8 @@ constexpr const char* kMaxSite = "fwd CE allreduce max [T]";
 constexpr const char* kTargetSite = "fwd CE allreduce tgt-logit [T]";
 constexpr const char* kSumExpSite = "fwd CE allreduce sum-exp [T]";
 
-struct Shape {
-  std::int64_t seq = 8, batch = 2, hidden = 32, vocab = 64;
-  std::size_t tokens() const { return static_cast<std::size_t>(seq * batch); }
-  std::size_t h() const { return static_cast<std::size_t>(hidden); }
+struct Shape : TokenShape {
+  std::int64_t vocab = 64;
   std::size_t v() const { return static_cast<std::size_t>(vocab); }
 };
 
@@ -121,14 +120,12 @@ class VocabParallel final : public Layer {
   DegreeFlags degree_flags() const override { return {true, true}; }
 
   void add_options(CLI::App& app) override {
-    app.add_option("-S,--seq", shape_.seq, "sequence length S (tokens T = S x B)");
-    app.add_option("-B,--batch", shape_.batch, "micro-batch size B");
-    app.add_option("-H,--hidden", shape_.hidden, "hidden size H");
+    add_token_flags(app, shape_, "sequence length S (tokens T = S x B)");
     app.add_option("-V,--vocab", shape_.vocab, "vocabulary size V, divisible by TP");
   }
   void check_shape() const override {
-    if (shape_.seq < 1 || shape_.batch < 1 || shape_.hidden < 1 || shape_.vocab < 1)
-      throw UsageError("--seq, --batch, --hidden and --vocab must be at least 1");
+    check_token_shape(shape_);
+    require_at_least(shape_.vocab, 1, "--vocab");
     if (shape_.vocab >= (std::int64_t{1} << 24))
       throw UsageError("--vocab must be below 2^24 (token ids are kept as exact floats)");
   }

@@ -123,7 +123,7 @@ BAD_INPUT = [  # (binary, np, args, message pattern)
     ("layer_tp_attention", 1, ["--heads", "5"], r"hidden size 32 is not divisible by the number of heads 5$"),
     ("layer_tp_attention", 1, ["--causal", "2"], r"--causal must be 0 or 1, got 2$"),
     ("layer_vocab_parallel", 4, ["-V", "30"], r"vocabulary size 30 is not divisible by TP 4$"),
-    ("layer_vocab_parallel", 3, ["--tp", "3", "-V", "0"], r"--vocab must be at least 1$"),
+    ("layer_vocab_parallel", 3, ["--tp", "3", "-V", "0"], r"--vocab must be at least 1, got 0$"),
 ]
 
 

@@ -163,8 +163,8 @@ BAD_INPUT = [  # (np, args, message pattern)
     (3, ["-S", "12", "--heads", "3", "-H", "24", "-F", "16"], r"FFN size 16 is not divisible by TP 3$"),
     (1, ["--heads", "5"], r"hidden size 32 is not divisible by the number of heads 5$"),
     (2, ["--causal", "2"], r"--causal must be 0 or 1, got 2$"),
-    (2, ["-F", "-4"], r"--ffn must be at least 0"),
-    (2, ["-S", "0"], r"--seq, --batch, --hidden and --heads must be at least 1$"),
+    (2, ["-F", "-4"], r"--ffn must be at least 0, got -4$"),
+    (2, ["-S", "0"], r"--seq must be at least 1, got 0$"),
     (2, ["--vocab", "8"], r"--vocab"),  # a flag of another layer
     (4, ["--tp", "3", "-S", "12"], r"world size 4 is not divisible by TP x CP x PP = 3"),
 ]

@@ -216,7 +216,7 @@ BAD_INPUT = [  # (np, args, message pattern)
     (3, ["-S", "6", "-K", "8", "--scheme", "alltoall"],
      r"input width K 8 \(--k\) is not divisible by TP 3"),
     (2, ["-S", "4", "-K", "7"], r"input width K 7 \(--k\) is not divisible by TP 2"),
-    (2, ["-K", "-1"], r"--k at least 0$"),
+    (2, ["-K", "-1"], r"--k must be at least 0, got -1$"),
 ]
 
 
