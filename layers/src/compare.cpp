@@ -44,15 +44,26 @@ ErrorStats compare(const Tensor& got, const RefTensor& ref, DataType storage,
   return s;
 }
 
+namespace {
+
+// How close a comparison came to failing: its larger error-to-tolerance ratio (a
+// non-finite result or an error over a zero tolerance is infinitely close).
+double closeness(const ErrorStats& e) {
+  if (!e.finite || std::isnan(e.rel_l2_error) || std::isnan(e.max_abs_error))
+    return std::numeric_limits<double>::infinity();
+  auto ratio = [](double err, double tol) {
+    return tol > 0 ? err / tol : err > 0 ? std::numeric_limits<double>::infinity() : 0.0;
+  };
+  return std::max(ratio(e.rel_l2_error, e.tolerance), ratio(e.max_abs_error, e.max_abs_tolerance));
+}
+
+}  // namespace
+
 ErrorStats worst_of(const ErrorStats& a, const ErrorStats& b) {
-  ErrorStats s = a;
-  // std::max keeps its first argument when the second is NaN: NaN must win.
-  auto worse = [](double x, double y) { return std::isnan(x) || x >= y ? x : y; };
-  s.rel_l2_error = worse(a.rel_l2_error, b.rel_l2_error);
-  s.max_abs_error = worse(a.max_abs_error, b.max_abs_error);
-  s.tolerance = std::min(a.tolerance, b.tolerance);
-  s.max_abs_tolerance = std::min(a.max_abs_tolerance, b.max_abs_tolerance);
-  s.reduction_length = std::max(a.reduction_length, b.reduction_length);
+  // The numbers of one real comparison (a failing one first, else the closer to failing),
+  // so the record never pairs one comparison's error with another's tolerance.
+  const bool take_b = (a.pass && !b.pass) || (a.pass == b.pass && closeness(b) > closeness(a));
+  ErrorStats s = take_b ? b : a;
   s.finite = a.finite && b.finite;
   s.pass = a.pass && b.pass;
   return s;

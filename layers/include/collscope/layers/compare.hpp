@@ -44,8 +44,9 @@ double tolerance_for(DataType storage, std::size_t reduction_length);
 ErrorStats compare(const Tensor& got, const RefTensor& ref, DataType storage,
                    std::size_t reduction_length);
 
-// Two comparisons of one tensor (two ranks' copies, two replicas) as one: the larger
-// errors, the tighter tolerances, a pass only if both passed.
+// Two comparisons of one tensor (two ranks' copies, two replicas, two experts) as one:
+// the numbers of the one closer to failing (a failing one first; else the larger
+// error / tolerance ratio), a pass only if both passed.
 ErrorStats worst_of(const ErrorStats& a, const ErrorStats& b);
 
 }  // namespace collscope::layers
