@@ -117,6 +117,14 @@ def test_pipeline():
     for extra in (["--routing", "skewed"], ["--capacity-factor", "0.5"]):
         code, rec, err = run_record(PROGRAM, shape() + extra + QUICK, 4)
         check(code == 0 and rec and rec["pass"], f"{extra}: pass (got {code}, {err.strip()[-200:]})")
+    # The vendor's all-to-all-v: verified, its sites not measured, the others still exact.
+    code, rec, _ = run_record(PROGRAM, shape() + ["--alltoallv-alg", "mpi"] + QUICK, 2)
+    check(code == 0 and rec and rec["verified"] and rec["volume"] == "n/a" and
+          all((s["volume"] == "n/a") == (s["collective"] == "alltoallv") for s in rec["collectives"]),
+          f"--alltoallv-alg mpi: verified, only the all-to-all-v sites not measured (got {code})")
+    if HAVE_UCX:
+        code, rec, err = run_record(PROGRAM, shape() + ["-t", "ucx"] + QUICK, 2)
+        check(code == 0 and rec and rec["pass"], f"UCX: pass (got {code}, {err.strip()[-200:]})")
     # Faults the verification must catch: a corrupted element after a site fails the
     # tensors downstream of it, and only those; a skipped call is a volume mismatch.
     # The combine's rows are saved for the router's gradient: a corrupted row reaches Y
