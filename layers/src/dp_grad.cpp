@@ -116,11 +116,10 @@ class DpGrad final : public Layer {
     const MPI_Comm c = ctx.ctrl();
     const Gathered g{gather_to_root(c, x_), gather_to_root(c, w_), gather_to_root(c, dy_),
                      gather_to_root(c, y_), gather_to_root(c, dw_)};
-    std::vector<TensorCheck> checks;
-    if (ctx.world_rank() != 0) return checks;
-    for (const std::vector<int>& group : rank_groups(ctx.config(), GroupKind::dp))
-      check_group(g, group, p, ctx.storage(), checks);
-    return checks;
+    return checks_per_group(ctx.world_rank(), ctx.config(), GroupKind::dp,
+                            [&](const std::vector<int>& group, std::vector<TensorCheck>& checks) {
+                              check_group(g, group, p, ctx.storage(), checks);
+                            });
   }
 
  private:

@@ -112,11 +112,10 @@ class TpMlp final : public Layer {
     const Gathered g{gather_to_root(c, x_),  gather_to_root(c, w1_),  gather_to_root(c, w2_),
                      gather_to_root(c, dy_), gather_to_root(c, y_),   gather_to_root(c, grads_.dx),
                      gather_to_root(c, grads_.dw1), gather_to_root(c, grads_.dw2)};
-    std::vector<TensorCheck> checks;
-    if (ctx.world_rank() != 0) return checks;
-    for (const std::vector<int>& group : rank_groups(ctx.config(), GroupKind::tp))
-      check_group(g, group, p, ctx.storage(), checks);
-    return checks;
+    return checks_per_group(ctx.world_rank(), ctx.config(), GroupKind::tp,
+                            [&](const std::vector<int>& group, std::vector<TensorCheck>& checks) {
+                              check_group(g, group, p, ctx.storage(), checks);
+                            });
   }
 
  private:

@@ -354,11 +354,10 @@ std::vector<TensorCheck> TpSp::verify(LayerContext& ctx, Passes p) {
   Gathered g{all(x_),   all(dy_),  all(gamma1_), all(beta1_), all(gamma2_), all(beta2_),
              all(wqkv_), all(wo_), all(w1_),     all(w2_),    all(y_),      all(dx_),
              all(dwqkv_), all(dwo_), all(dw1_),  all(dw2_),   all(ln_grads_)};
-  std::vector<TensorCheck> checks;
-  if (ctx.world_rank() != 0) return checks;
-  for (const std::vector<int>& group : rank_groups(ctx.config(), GroupKind::tp))
-    check_group(g, group, p, ctx.storage(), checks);
-  return checks;
+  return checks_per_group(ctx.world_rank(), ctx.config(), GroupKind::tp,
+                          [&](const std::vector<int>& group, std::vector<TensorCheck>& checks) {
+                            check_group(g, group, p, ctx.storage(), checks);
+                          });
 }
 
 // One TP group: its replica's float64 layer against each rank's shards. The longest sums:

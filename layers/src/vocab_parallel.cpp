@@ -239,11 +239,10 @@ class VocabParallel final : public Layer {
     const Gathered g{gather_to_root(c, ids_), gather_to_root(c, targets_), gather_to_root(c, e_),
                      gather_to_root(c, hd_),  gather_to_root(c, dy_),      gather_to_root(c, y_),
                      gather_to_root(c, loss_), gather_to_root(c, de_)};
-    std::vector<TensorCheck> checks;
-    if (ctx.world_rank() != 0) return checks;
-    for (const std::vector<int>& group : rank_groups(ctx.config(), GroupKind::tp))
-      check_group(g, group, p, ctx.storage(), checks);
-    return checks;
+    return checks_per_group(ctx.world_rank(), ctx.config(), GroupKind::tp,
+                            [&](const std::vector<int>& group, std::vector<TensorCheck>& checks) {
+                              check_group(g, group, p, ctx.storage(), checks);
+                            });
   }
 
  private:

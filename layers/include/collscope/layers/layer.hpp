@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,6 +68,12 @@ struct TensorCheck {
 
 // Adds a comparison to the check of its tensor (the worst over ranks and replicas).
 void add_check(std::vector<TensorCheck>& checks, std::string_view tensor, const ErrorStats& e);
+
+// On world rank 0: the checks `check(group, checks)` adds for every group of a kind (a
+// layer's replicas: each TP group, each DP group); elsewhere none.
+using GroupCheck = std::function<void(const std::vector<int>& group, std::vector<TensorCheck>&)>;
+std::vector<TensorCheck> checks_per_group(int world_rank, const ParallelConfig& c, GroupKind kind,
+                                          const GroupCheck& check);
 
 // A seed's own figure for the layer's communication, beside the exact one.
 struct SeedFigure {
