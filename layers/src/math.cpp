@@ -39,67 +39,72 @@ CBLAS_TRANSPOSE cblas_op(Trans t) { return t == Trans::no ? CblasNoTrans : Cblas
 
 int blas_int(std::size_t v) { return static_cast<int>(v); }
 
-// One head's attention in T (float or double); `st` rounds a stored value.
+// C = op(A) op(B) in T, no rounding: sgemm or dgemm.
+void blas_gemm(const Matrix<float>& a, Trans ta, const Matrix<float>& b, Trans tb,
+               std::size_t m, std::size_t n, std::size_t k, Matrix<float>& c) {
+  cblas_sgemm(CblasRowMajor, cblas_op(ta), cblas_op(tb), blas_int(m), blas_int(n), blas_int(k),
+              1.0f, a.data.data(), blas_int(std::max<std::size_t>(a.cols, 1)), b.data.data(),
+              blas_int(std::max<std::size_t>(b.cols, 1)), 0.0f, c.data.data(),
+              blas_int(std::max<std::size_t>(n, 1)));
+}
+void blas_gemm(const Matrix<double>& a, Trans ta, const Matrix<double>& b, Trans tb,
+               std::size_t m, std::size_t n, std::size_t k, Matrix<double>& c) {
+  cblas_dgemm(CblasRowMajor, cblas_op(ta), cblas_op(tb), blas_int(m), blas_int(n), blas_int(k),
+              1.0, a.data.data(), blas_int(std::max<std::size_t>(a.cols, 1)), b.data.data(),
+              blas_int(std::max<std::size_t>(b.cols, 1)), 0.0, c.data.data(),
+              blas_int(std::max<std::size_t>(n, 1)));
+}
+
+template <class T>
+Matrix<T> gemm(const Matrix<T>& a, Trans ta, const Matrix<T>& b, Trans tb) {
+  const std::size_t m = op_rows(a, ta), k = op_cols(a, ta), n = op_cols(b, tb);
+  check_inner(k, op_rows(b, tb));
+  Matrix<T> c(m, n);
+  if (m > 0 && n > 0 && k > 0) blas_gemm(a, ta, b, tb, m, n, k, c);
+  return c;
+}
+
+template <class T, class Store>
+Matrix<T> stored(Matrix<T> m, Store st) {
+  for (T& x : m.data) x = st(x);
+  return m;
+}
+
+// One head's attention in T (float or double); `st` rounds a stored value. The scores
+// and their gradient are intermediates (never stored); P, O and the gradients are.
 template <class T, class Store>
 void attention_of(const Matrix<T>& q, const Matrix<T>& k, const Matrix<T>& v, bool causal,
                   Store st, Matrix<T>& p, Matrix<T>& o) {
-  const std::size_t s = q.rows, d = q.cols;
-  const T scale = T(1) / std::sqrt(static_cast<T>(d));
-  p = Matrix<T>(s, s);
-  o = Matrix<T>(s, d);
-  std::vector<T> row(s);
+  const std::size_t s = q.rows;
+  const T scale = T(1) / std::sqrt(static_cast<T>(q.cols));
+  p = gemm(q, Trans::no, k, Trans::yes);  // the scores, then the probabilities in place
   for (std::size_t i = 0; i < s; ++i) {
     const std::size_t keys = causal ? i + 1 : s;  // masked keys get probability 0
     T mx = -std::numeric_limits<T>::infinity();
-    for (std::size_t j = 0; j < keys; ++j) {
-      T dot = 0;
-      for (std::size_t c = 0; c < d; ++c) dot += q.at(i, c) * k.at(j, c);
-      row[j] = dot * scale;
-      mx = std::max(mx, row[j]);
-    }
+    for (std::size_t j = 0; j < keys; ++j) mx = std::max(mx, p.at(i, j) * scale);
     T sum = 0;
-    for (std::size_t j = 0; j < keys; ++j) sum += (row[j] = std::exp(row[j] - mx));
-    for (std::size_t j = 0; j < keys; ++j) p.at(i, j) = st(row[j] / sum);
-    for (std::size_t c = 0; c < d; ++c) {
-      T acc = 0;
-      for (std::size_t j = 0; j < keys; ++j) acc += p.at(i, j) * v.at(j, c);
-      o.at(i, c) = st(acc);
-    }
+    for (std::size_t j = 0; j < keys; ++j) sum += (p.at(i, j) = std::exp(p.at(i, j) * scale - mx));
+    for (std::size_t j = 0; j < s; ++j) p.at(i, j) = j < keys ? st(p.at(i, j) / sum) : T(0);
   }
+  o = stored(gemm(p, Trans::no, v, Trans::no), st);
 }
 
+// dP = dO V^T; dS = P * (dP - rowsum(dP * P)) / sqrt d; dQ = dS K; dK = dS^T Q; dV = P^T dO.
 template <class T, class Store>
 void attention_backward_of(const Matrix<T>& q, const Matrix<T>& k, const Matrix<T>& v,
                            const Matrix<T>& p, const Matrix<T>& dout, Store st, Matrix<T>& dq,
                            Matrix<T>& dk, Matrix<T>& dv) {
-  const std::size_t s = q.rows, d = q.cols;
-  const T scale = T(1) / std::sqrt(static_cast<T>(d));
-  Matrix<T> ds(s, s), acc_k(s, d), acc_v(s, d);
-  dq = Matrix<T>(s, d);
+  const std::size_t s = q.rows;
+  const T scale = T(1) / std::sqrt(static_cast<T>(q.cols));
+  Matrix<T> ds = gemm(dout, Trans::no, v, Trans::yes);  // dP, then dS in place
   for (std::size_t i = 0; i < s; ++i) {
-    T dot = 0;  // rowsum(dP * P)
-    for (std::size_t j = 0; j < s; ++j) {
-      T dp = 0;
-      for (std::size_t c = 0; c < d; ++c) dp += dout.at(i, c) * v.at(j, c);
-      ds.at(i, j) = dp;
-      dot += dp * p.at(i, j);
-    }
+    T dot = 0;
+    for (std::size_t j = 0; j < s; ++j) dot += ds.at(i, j) * p.at(i, j);
     for (std::size_t j = 0; j < s; ++j) ds.at(i, j) = p.at(i, j) * (ds.at(i, j) - dot) * scale;
   }
-  for (std::size_t i = 0; i < s; ++i)
-    for (std::size_t c = 0; c < d; ++c) {
-      T aq = 0, ak = 0, av = 0;
-      for (std::size_t j = 0; j < s; ++j) {
-        aq += ds.at(i, j) * k.at(j, c);
-        ak += ds.at(j, i) * q.at(j, c);
-        av += p.at(j, i) * dout.at(j, c);
-      }
-      dq.at(i, c) = st(aq);
-      acc_k.at(i, c) = st(ak);
-      acc_v.at(i, c) = st(av);
-    }
-  dk = std::move(acc_k);
-  dv = std::move(acc_v);
+  dq = stored(gemm(ds, Trans::no, k, Trans::no), st);
+  dk = stored(gemm(ds, Trans::yes, q, Trans::no), st);
+  dv = stored(gemm(p, Trans::yes, dout, Trans::no), st);
 }
 
 }  // namespace
@@ -112,14 +117,7 @@ float gelu_grad(float x) { return gelu_grad_of(x); }
 double gelu_grad(double x) { return gelu_grad_of(x); }
 
 void matmul(const Tensor& a, Trans ta, const Tensor& b, Trans tb, Tensor& c, DataType storage) {
-  const std::size_t m = op_rows(a, ta), k = op_cols(a, ta), n = op_cols(b, tb);
-  check_inner(k, op_rows(b, tb));
-  c = Tensor(m, n);
-  if (m > 0 && n > 0 && k > 0)
-    cblas_sgemm(CblasRowMajor, cblas_op(ta), cblas_op(tb), blas_int(m), blas_int(n),
-                blas_int(k), 1.0f, a.data.data(), blas_int(std::max<std::size_t>(a.cols, 1)),
-                b.data.data(), blas_int(std::max<std::size_t>(b.cols, 1)), 0.0f, c.data.data(),
-                blas_int(std::max<std::size_t>(n, 1)));
+  c = gemm(a, ta, b, tb);
   round_to_storage(c, storage);
 }
 
@@ -179,15 +177,7 @@ RefAttentionGrads ref_attention_head_backward(const RefTensor& q, const RefTenso
 
 // Float64 GEMM through OpenBLAS's dgemm: no rounding to any storage dtype.
 RefTensor ref_matmul(const RefTensor& a, Trans ta, const RefTensor& b, Trans tb) {
-  const std::size_t m = op_rows(a, ta), k = op_cols(a, ta), n = op_cols(b, tb);
-  check_inner(k, op_rows(b, tb));
-  RefTensor c(m, n);
-  if (m > 0 && n > 0 && k > 0)
-    cblas_dgemm(CblasRowMajor, cblas_op(ta), cblas_op(tb), blas_int(m), blas_int(n),
-                blas_int(k), 1.0, a.data.data(), blas_int(std::max<std::size_t>(a.cols, 1)),
-                b.data.data(), blas_int(std::max<std::size_t>(b.cols, 1)), 0.0, c.data.data(),
-                blas_int(std::max<std::size_t>(n, 1)));
-  return c;
+  return gemm(a, ta, b, tb);
 }
 
 RefTensor ref_gelu(const RefTensor& z) {

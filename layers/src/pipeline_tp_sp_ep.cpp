@@ -192,6 +192,9 @@ class PipelineTpSpEp final : public Layer {
                        "tp->sp ");
   }
   RefDense reference_dense(const Gathered& g, const std::vector<int>& group) const;
+  std::vector<RefTensor> check_moe(const Gathered& g, const MoeBlock::Gathered& moe,
+                                   const std::vector<RefTensor>& z_of, const ParallelConfig& config,
+                                   Passes p, DataType st, std::vector<TensorCheck>& checks) const;
   void check_dense(const Gathered& g, const std::vector<int>& group, const RefDense& dense,
                    const RefTensor& dz, Passes p, DataType st,
                    std::vector<TensorCheck>& checks) const;
@@ -260,28 +263,14 @@ void PipelineTpSpEp::check_dense(const Gathered& g, const std::vector<int>& grou
   add_check(checks, "dWo", compare(as_float(t2s_->whole_weight_grad(g.dwo, group)), dwo, st, t));
 }
 
-std::vector<TensorCheck> PipelineTpSpEp::verify(LayerContext& ctx, Passes p) {
-  const MPI_Comm c = ctx.ctrl();
-  const Gathered g{gather_to_root(c, x_),    gather_to_root(c, wqkv_), gather_to_root(c, t2s_->weight()),
-                   gather_to_root(c, dy_),   gather_to_root(c, y_),    gather_to_root(c, dx_),
-                   gather_to_root(c, dwqkv_), gather_to_root(c, t2s_->weight_grad())};
-  const MoeBlock::Gathered moe = moe_->gather(ctx);
-  std::vector<TensorCheck> checks;
-  if (ctx.world_rank() != 0) return checks;
-  const ParallelConfig& config = ctx.config();
-  const DataType st = ctx.storage();
+// The MoE per expert group on the ranks' float64 Z shards (by world rank): its Y and
+// weight-gradient checks; returns every rank's dZ shard.
+std::vector<RefTensor> PipelineTpSpEp::check_moe(const Gathered& g, const MoeBlock::Gathered& moe,
+                                                 const std::vector<RefTensor>& z_of,
+                                                 const ParallelConfig& config, Passes p,
+                                                 DataType st,
+                                                 std::vector<TensorCheck>& checks) const {
   const std::size_t tl = shape_.tokens() / static_cast<std::size_t>(config.tp), h = shape_.h();
-
-  // Dense forward per DP replica; each world rank's Z shard as float64.
-  std::vector<RefDense> dense;
-  std::vector<RefTensor> z_of(static_cast<std::size_t>(config.world));
-  const std::vector<std::vector<int>> tp_groups = rank_groups(config, GroupKind::tp);
-  for (const std::vector<int>& group : tp_groups) {
-    dense.push_back(reference_dense(g, group));
-    for (std::size_t i = 0; i < group.size(); ++i)
-      z_of[static_cast<std::size_t>(group[i])] = row_block(dense.back().z, i * tl, tl);
-  }
-  // The MoE per expert group, on those shards; its dX gives every rank's dZ shard.
   std::vector<RefTensor> dz_of(static_cast<std::size_t>(config.world));
   for (const std::vector<int>& replica : MoeBlock::replicas(config)) {
     std::vector<RefTensor> xs, dys;
@@ -298,6 +287,31 @@ std::vector<TensorCheck> PipelineTpSpEp::verify(LayerContext& ctx, Passes p) {
     }
     if (p.backward) moe_->check_weights(moe, replica, ref, st, checks);
   }
+  return dz_of;
+}
+
+std::vector<TensorCheck> PipelineTpSpEp::verify(LayerContext& ctx, Passes p) {
+  const MPI_Comm c = ctx.ctrl();
+  const Gathered g{gather_to_root(c, x_),    gather_to_root(c, wqkv_), gather_to_root(c, t2s_->weight()),
+                   gather_to_root(c, dy_),   gather_to_root(c, y_),    gather_to_root(c, dx_),
+                   gather_to_root(c, dwqkv_), gather_to_root(c, t2s_->weight_grad())};
+  const MoeBlock::Gathered moe = moe_->gather(ctx);
+  std::vector<TensorCheck> checks;
+  if (ctx.world_rank() != 0) return checks;
+  const ParallelConfig& config = ctx.config();
+  const DataType st = ctx.storage();
+  const std::size_t tl = shape_.tokens() / static_cast<std::size_t>(config.tp);
+
+  // Dense forward per DP replica; each world rank's Z shard as float64.
+  std::vector<RefDense> dense;
+  std::vector<RefTensor> z_of(static_cast<std::size_t>(config.world));
+  const std::vector<std::vector<int>> tp_groups = rank_groups(config, GroupKind::tp);
+  for (const std::vector<int>& group : tp_groups) {
+    dense.push_back(reference_dense(g, group));
+    for (std::size_t i = 0; i < group.size(); ++i)
+      z_of[static_cast<std::size_t>(group[i])] = row_block(dense.back().z, i * tl, tl);
+  }
+  const std::vector<RefTensor> dz_of = check_moe(g, moe, z_of, config, p, st, checks);
   for (std::size_t i = 0; i < tp_groups.size(); ++i) {
     std::vector<RefTensor> parts;
     for (int r : tp_groups[i]) parts.push_back(dz_of[static_cast<std::size_t>(r)]);
