@@ -43,8 +43,10 @@ void check_common(const LayerOptions& o) {
   if (o.warmup < 0) throw UsageError("--warmup must be at least 0, got " + std::to_string(o.warmup));
   if (o.format != "table" && o.format != "jsonl")
     throw UsageError("--format must be table or jsonl, got '" + o.format + "'");
-  if (o.transport != "mpi" && o.transport != "ucx" && o.transport != "nccl")
-    throw UsageError("unknown transport '" + o.transport + "' (expected mpi, ucx or nccl)");
+  if (o.transport == "nccl")  // checked before any group is split, on every rank alike
+    throw UsageError("the layers keep their tensors in host memory: -t must be mpi or ucx");
+  if (o.transport != "mpi" && o.transport != "ucx")
+    throw UsageError("unknown transport '" + o.transport + "' (expected mpi or ucx)");
   if (!(o.timeout_s >= 0)) throw UsageError("--timeout must be >= 0 seconds");
   if (o.tp < 0) throw UsageError("--tp must be at least 1, got " + std::to_string(o.tp));
   if (o.ep < 0) throw UsageError("--ep must be at least 1, got " + std::to_string(o.ep));

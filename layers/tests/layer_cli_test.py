@@ -124,6 +124,8 @@ BAD_INPUT = [  # (binary, np, args, message pattern)
     ("layer_tp_attention", 1, ["--causal", "2"], r"--causal must be 0 or 1, got 2$"),
     ("layer_vocab_parallel", 4, ["-V", "30"], r"vocabulary size 30 is not divisible by TP 4$"),
     ("layer_vocab_parallel", 3, ["--tp", "3", "-V", "0"], r"--vocab must be at least 1, got 0$"),
+    ("layer_moe", 2, ["-t", "nccl"], r"host memory: -t must be mpi or ucx$"),
+    ("pipeline_tp_sp_ep", 2, ["-t", "tcp"], r"unknown transport 'tcp' \(expected mpi or ucx\)$"),
 ]
 
 
