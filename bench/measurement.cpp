@@ -2,16 +2,16 @@
 
 #include <algorithm>
 
+#include "collscope/bench/stats.hpp"
+
 namespace collscope::bench {
 
 void Measurement::summarise(double busbw_factor) {
   if (times_us.empty()) return;
-  std::vector<double> t = times_us;
-  std::sort(t.begin(), t.end());
-  const std::size_t n = t.size();
-  time_us = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
-  time_us_min = t.front();
-  time_us_max = t.back();
+  const Stats t = stats_of(times_us);
+  time_us = t.median;
+  time_us_min = t.min;
+  time_us_max = t.max;
   // GB/s with GB = 1e9 bytes: bytes / (us * 1e3).
   algbw_gbps = time_us > 0 ? static_cast<double>(bytes) / (time_us * 1e3) : 0;
   busbw_gbps = algbw_gbps * busbw_factor;

@@ -40,12 +40,14 @@
 
 #include "collscope/bench/options.hpp"
 #include "collscope/bench/program.hpp"
+#include "collscope/bench/stats.hpp"
 #include "collscope/bench/watchdog.hpp"
 #include "collscope/comm.hpp"
 #include "collscope/counting_transport.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/progress.hpp"
 #include "collscope/results/results_file.hpp"
+#include "collscope/splitmix.hpp"
 #include "collscope/transport_factory.hpp"
 #include "collscope/volume.hpp"
 
@@ -152,13 +154,6 @@ std::int64_t now_ns() {
       .count();
 }
 
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 // The payload of a size: a function of (size, byte index) only, so both ranks know it.
 void fill_pattern(std::vector<std::byte>& buf) {
   const std::uint64_t seed = splitmix64(buf.size());
@@ -188,18 +183,6 @@ std::vector<int> node_of_rank(MPI_Comm comm, int rank, int nranks) {
   for (std::size_t r = 0; r < node.size(); ++r)
     node[r] = leaders[r] == static_cast<int>(r) ? next++ : node[leaders[r]];
   return node;
-}
-
-struct Stats {
-  double median = 0, min = 0, max = 0;
-};
-
-Stats stats_of(std::vector<double> v) {
-  if (v.empty()) return {};
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  const double median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  return {median, v.front(), v.back()};
 }
 
 double gbps(std::size_t bytes, double us) {

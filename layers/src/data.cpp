@@ -1,15 +1,11 @@
 #include "collscope/layers/data.hpp"
 
+#include <cmath>
+
+#include "collscope/splitmix.hpp"
 
 namespace collscope::layers {
 namespace {
-
-std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // FNV-1a: stable across runs and builds (std::hash is not guaranteed to be).
 std::uint64_t name_hash(std::string_view name) {
@@ -21,8 +17,9 @@ std::uint64_t name_hash(std::string_view name) {
 }  // namespace
 
 float data_value(std::uint64_t seed, TensorId id, std::size_t global_index, float scale) {
-  const std::uint64_t tensor = mix(name_hash(id.name) ^ mix(static_cast<std::uint64_t>(id.replica)));
-  const std::uint64_t h = mix(seed ^ mix(tensor ^ mix(global_index)));
+  const std::uint64_t tensor =
+      splitmix64(name_hash(id.name) ^ splitmix64(static_cast<std::uint64_t>(id.replica)));
+  const std::uint64_t h = splitmix64(seed ^ splitmix64(tensor ^ splitmix64(global_index)));
   const float unit = static_cast<float>(h >> 40) * 0x1p-24f;  // [0, 1), 24 bits
   return scale * (2.0f * unit - 1.0f);
 }
@@ -42,5 +39,7 @@ Tensor make_full(std::uint64_t seed, TensorId id, std::size_t rows, std::size_t 
                  DataType storage) {
   return make_block(seed, id, {cols, 0, rows, 0, cols}, scale, storage);
 }
+
+float weight_scale(std::size_t fan_in) { return 1.0f / std::sqrt(static_cast<float>(fan_in)); }
 
 }  // namespace collscope::layers

@@ -4,21 +4,14 @@
 #include <cmath>
 #include <cstdio>
 
+#include "collscope/bench/stats.hpp"
+
 namespace collscope::layers {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-struct Stats {
-  double median = 0, min = 0, max = 0;
-};
-
-Stats stats_of(std::vector<double> v) {
-  if (v.empty()) return {};
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return {n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v.front(), v.back()};
-}
+using bench::Stats;
+using bench::stats_of;
 
 std::string fmt(const char* f, double v) {
   char buf[64];

@@ -5,19 +5,13 @@
 
 #include "collscope/half.hpp"
 #include "collscope/reducer.hpp"
+#include "collscope/splitmix.hpp"
 
 namespace collscope::verify {
 namespace {
 
-std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 std::uint64_t draw(const DataSpec& s, int rank, std::size_t index) {
-  return mix(s.seed ^ mix(static_cast<std::uint64_t>(rank) ^ mix(index)));
+  return splitmix64(s.seed ^ splitmix64(static_cast<std::uint64_t>(rank) ^ splitmix64(index)));
 }
 
 // Largest magnitude every partial result holds exactly: the exact-integer range of a

@@ -7,19 +7,13 @@
 
 #include "collscope/errors.hpp"
 #include "collscope/patterns/block.hpp"
+#include "collscope/splitmix.hpp"
 
 namespace collscope::verify {
 namespace {
 
 // No row of a split file may exceed this many elements (a typo guard: 2^40).
 constexpr std::uint64_t kMaxRowElements = std::uint64_t{1} << 40;
-
-std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 __extension__ using u128 = unsigned __int128;  // weight x total needs more than 64 bits
 
@@ -39,7 +33,7 @@ std::vector<int> hot_destinations(int n, std::uint64_t seed) {
   std::vector<int> order(static_cast<std::size_t>(n));
   std::iota(order.begin(), order.end(), 0);
   for (int i = n - 1; i > 0; --i)  // Fisher-Yates with the seed
-    std::swap(order[i], order[mix(seed ^ static_cast<std::uint64_t>(i)) % (i + 1)]);
+    std::swap(order[i], order[splitmix64(seed ^ static_cast<std::uint64_t>(i)) % (i + 1)]);
   order.resize(static_cast<std::size_t>(std::max(1, n / 4)));
   return order;
 }
@@ -70,7 +64,7 @@ std::vector<std::uint64_t> make_splits(SplitPattern p, std::uint64_t per_rank, i
   for (std::size_t i = 0; i < nn; ++i) {
     std::vector<std::uint64_t> w(nn, 1);
     if (p == SplitPattern::random)
-      for (std::size_t j = 0; j < nn; ++j) w[j] = mix(seed ^ mix(i * nn + j)) % 1024;
+      for (std::size_t j = 0; j < nn; ++j) w[j] = splitmix64(seed ^ splitmix64(i * nn + j)) % 1024;
     if (p == SplitPattern::skewed) {
       // 80% to the hot ones, 20% to the rest: weights 4*(N-h) and h per destination.
       const std::uint64_t h = hot.size(), cold = nn - h;
