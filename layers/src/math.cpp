@@ -8,6 +8,7 @@
 #include <numbers>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace collscope::layers {
@@ -39,28 +40,20 @@ CBLAS_TRANSPOSE cblas_op(Trans t) { return t == Trans::no ? CblasNoTrans : Cblas
 
 int blas_int(std::size_t v) { return static_cast<int>(v); }
 
-// C = op(A) op(B) in T, no rounding: sgemm or dgemm.
-void blas_gemm(const Matrix<float>& a, Trans ta, const Matrix<float>& b, Trans tb,
-               std::size_t m, std::size_t n, std::size_t k, Matrix<float>& c) {
-  cblas_sgemm(CblasRowMajor, cblas_op(ta), cblas_op(tb), blas_int(m), blas_int(n), blas_int(k),
-              1.0f, a.data.data(), blas_int(std::max<std::size_t>(a.cols, 1)), b.data.data(),
-              blas_int(std::max<std::size_t>(b.cols, 1)), 0.0f, c.data.data(),
-              blas_int(std::max<std::size_t>(n, 1)));
-}
-void blas_gemm(const Matrix<double>& a, Trans ta, const Matrix<double>& b, Trans tb,
-               std::size_t m, std::size_t n, std::size_t k, Matrix<double>& c) {
-  cblas_dgemm(CblasRowMajor, cblas_op(ta), cblas_op(tb), blas_int(m), blas_int(n), blas_int(k),
-              1.0, a.data.data(), blas_int(std::max<std::size_t>(a.cols, 1)), b.data.data(),
-              blas_int(std::max<std::size_t>(b.cols, 1)), 0.0, c.data.data(),
-              blas_int(std::max<std::size_t>(n, 1)));
-}
-
+// C = op(A) op(B) in T, no rounding: sgemm for float, dgemm for double.
 template <class T>
 Matrix<T> gemm(const Matrix<T>& a, Trans ta, const Matrix<T>& b, Trans tb) {
   const std::size_t m = op_rows(a, ta), k = op_cols(a, ta), n = op_cols(b, tb);
   check_inner(k, op_rows(b, tb));
   Matrix<T> c(m, n);
-  if (m > 0 && n > 0 && k > 0) blas_gemm(a, ta, b, tb, m, n, k, c);
+  if (m == 0 || n == 0 || k == 0) return c;
+  const auto blas = [](auto... args) {
+    if constexpr (std::is_same_v<T, float>) cblas_sgemm(args...);
+    else cblas_dgemm(args...);
+  };
+  blas(CblasRowMajor, cblas_op(ta), cblas_op(tb), blas_int(m), blas_int(n), blas_int(k), T(1),
+       a.data.data(), blas_int(a.cols), b.data.data(), blas_int(b.cols), T(0), c.data.data(),
+       blas_int(n));
   return c;
 }
 

@@ -98,7 +98,6 @@ constexpr const char* kEtpCollectB = "bwd etp gather dX rows (alltoallv)";
 constexpr const char* kEtpGrads = "bwd etp allreduce expert grads [local,2HF]";
 constexpr const char* kDispatchB = "bwd dispatch alltoallv dX rows";
 
-float inv_sqrt(std::size_t n) { return 1.0f / std::sqrt(static_cast<float>(n)); }
 
 std::size_t rows_of(const std::vector<std::uint64_t>& splits, std::size_t n, std::size_t me,
                     std::size_t h, bool column) {
@@ -255,15 +254,15 @@ void MoeBlock::setup(LayerContext& ctx) {
   const std::size_t f = ffn();
   f_local_ = sharded() ? f / static_cast<std::size_t>(etp_) : f;
   const DataType st = ctx.storage();
-  wr_ = make_full(ctx.seed(), {"Wr"}, h_, spec_.experts, inv_sqrt(h_), st);
+  wr_ = make_full(ctx.seed(), {"Wr"}, h_, spec_.experts, weight_scale(h_), st);
   w1_.clear();
   w2_.clear();
   if (cfg_.identity_experts) return;
   const std::size_t col0 = sharded() ? static_cast<std::size_t>(etp_pos_) * f_local_ : 0;
   for (std::size_t le = 0; le < local_; ++le) {
     const int e = static_cast<int>(first_expert_ + le);
-    w1_.push_back(make_block(ctx.seed(), {"W1", e}, {f, 0, h_, col0, f_local_}, inv_sqrt(h_), st));
-    w2_.push_back(make_block(ctx.seed(), {"W2", e}, {h_, col0, f_local_, 0, h_}, inv_sqrt(f), st));
+    w1_.push_back(make_block(ctx.seed(), {"W1", e}, {f, 0, h_, col0, f_local_}, weight_scale(h_), st));
+    w2_.push_back(make_block(ctx.seed(), {"W2", e}, {h_, col0, f_local_, 0, h_}, weight_scale(f), st));
   }
 }
 

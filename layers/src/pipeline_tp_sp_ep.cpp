@@ -155,13 +155,12 @@ class PipelineTpSpEp final : public Layer {
     const ParallelConfig& c = ctx.config();
     const GroupPosition tp = ctx.position(GroupKind::tp);
     const int replica = ctx.position(GroupKind::dp).position;
-    const std::size_t t = shape_.tokens(), h = shape_.h(), hl = h / tp.members.size();
+    const std::size_t t = shape_.tokens(), h = shape_.h(), n = tp.members.size();
     const std::size_t pos = static_cast<std::size_t>(tp.position);
     const DataType st = ctx.storage();
     x_ = make_full(ctx.seed(), {"X", replica}, t, h, 1.0f, st);
-    dy_ = make_full(ctx.seed(), {"dY", ctx.world_rank()}, t / tp.members.size(), h, 1.0f, st);
-    wqkv_ = make_block(ctx.seed(), {"Wqkv"}, {3 * h, 0, h, pos * 3 * hl, 3 * hl},
-                       1.0f / std::sqrt(static_cast<float>(h)), st);
+    dy_ = make_full(ctx.seed(), {"dY", ctx.world_rank()}, t / n, h, 1.0f, st);
+    wqkv_ = qkv_weight_shard(ctx.seed(), h, pos, n, st);
     t2s_ = std::make_unique<TpToSpBlock>(transition(c));
     t2s_->setup(ctx, "Wo");
     moe_ = std::make_unique<MoeBlock>(moe_config_, h, "moe ");

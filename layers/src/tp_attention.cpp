@@ -122,13 +122,13 @@ class TpAttention final : public Layer {
   void setup(LayerContext& ctx) override {
     const GroupPosition tp = ctx.position(GroupKind::tp);
     const int replica = ctx.position(GroupKind::dp).position;
-    const std::size_t t = shape_.tokens(), h = shape_.h(), hl = h / tp.members.size();
+    const std::size_t t = shape_.tokens(), h = shape_.h(), n = tp.members.size();
     const std::size_t pos = static_cast<std::size_t>(tp.position);
     const DataType st = ctx.storage();
     x_ = make_full(ctx.seed(), {"X", replica}, t, h, 1.0f, st);
     dy_ = make_full(ctx.seed(), {"dY", replica}, t, h, 1.0f, st);
-    wqkv_ = make_block(ctx.seed(), {"Wqkv"}, {3 * h, 0, h, pos * 3 * hl, 3 * hl}, inv_sqrt(h), st);
-    wo_ = make_block(ctx.seed(), {"Wo"}, {h, pos * hl, hl, 0, h}, inv_sqrt(h), st);
+    wqkv_ = qkv_weight_shard(ctx.seed(), h, pos, n, st);
+    wo_ = out_proj_weight_shard(ctx.seed(), h, pos, n, st);
   }
 
   void forward(LayerContext& ctx) override {
@@ -163,8 +163,6 @@ class TpAttention final : public Layer {
   struct Gathered {
     std::vector<Tensor> x, wqkv, wo, dy, y, dx, dwqkv, dwo;  // by world rank
   };
-
-  static float inv_sqrt(std::size_t n) { return 1.0f / std::sqrt(static_cast<float>(n)); }
 
   // One TP group: its replica's reference against what each of its ranks holds. The
   // longest sums: Y over the H context columns, dX over the 3H QKV columns, the weight

@@ -1,5 +1,6 @@
 #include "collscope/layers/tp_local.hpp"
 
+#include "collscope/layers/data.hpp"
 #include "collscope/layers/math.hpp"
 
 namespace collscope::layers {
@@ -41,6 +42,30 @@ void put_head_grads(Matrix<T>& dqkv, std::size_t batch, std::size_t b, std::size
 }
 
 }  // namespace
+
+Tensor qkv_weight_shard(std::uint64_t seed, std::size_t h, std::size_t pos, std::size_t n,
+                        DataType st) {
+  const std::size_t cols = 3 * h / n;
+  return make_block(seed, {"Wqkv"}, {3 * h, 0, h, pos * cols, cols}, weight_scale(h), st);
+}
+
+Tensor out_proj_weight_shard(std::uint64_t seed, std::size_t h, std::size_t pos, std::size_t n,
+                             DataType st) {
+  const std::size_t rows = h / n;
+  return make_block(seed, {"Wo"}, {h, pos * rows, rows, 0, h}, weight_scale(h), st);
+}
+
+Tensor fc1_weight_shard(std::uint64_t seed, std::size_t h, std::size_t f, std::size_t pos,
+                        std::size_t n, DataType st) {
+  const std::size_t cols = f / n;
+  return make_block(seed, {"W1"}, {f, 0, h, pos * cols, cols}, weight_scale(h), st);
+}
+
+Tensor fc2_weight_shard(std::uint64_t seed, std::size_t h, std::size_t f, std::size_t pos,
+                        std::size_t n, DataType st) {
+  const std::size_t rows = f / n;
+  return make_block(seed, {"W2"}, {h, pos * rows, rows, 0, h}, weight_scale(f), st);
+}
 
 Tensor mlp_forward(const Tensor& x, const Tensor& w1, const Tensor& w2, DataType st,
                    MlpSaved& saved) {

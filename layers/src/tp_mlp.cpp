@@ -88,13 +88,13 @@ class TpMlp final : public Layer {
   void setup(LayerContext& ctx) override {
     const GroupPosition tp = ctx.position(GroupKind::tp);
     const int replica = ctx.position(GroupKind::dp).position;
-    const std::size_t t = shape_.tokens(), h = shape_.h(), f = shape_.f() / tp.members.size();
-    const std::size_t col0 = static_cast<std::size_t>(tp.position) * f;
+    const std::size_t t = shape_.tokens(), h = shape_.h(), n = tp.members.size();
+    const std::size_t pos = static_cast<std::size_t>(tp.position);
     const DataType st = ctx.storage();
     x_ = make_full(ctx.seed(), {"X", replica}, t, h, 1.0f, st);
     dy_ = make_full(ctx.seed(), {"dY", replica}, t, h, 1.0f, st);
-    w1_ = make_block(ctx.seed(), {"W1"}, {shape_.f(), 0, h, col0, f}, inv_sqrt(h), st);
-    w2_ = make_block(ctx.seed(), {"W2"}, {h, col0, f, 0, h}, inv_sqrt(shape_.f()), st);
+    w1_ = fc1_weight_shard(ctx.seed(), h, shape_.f(), pos, n, st);
+    w2_ = fc2_weight_shard(ctx.seed(), h, shape_.f(), pos, n, st);
   }
 
   void forward(LayerContext& ctx) override {
@@ -122,8 +122,6 @@ class TpMlp final : public Layer {
   struct Gathered {
     std::vector<Tensor> x, w1, w2, dy, y, dx, dw1, dw2;  // by world rank
   };
-
-  static float inv_sqrt(std::size_t n) { return 1.0f / std::sqrt(static_cast<float>(n)); }
 
   // One TP group: its replica's reference against what each of its ranks holds.
   void check_group(const Gathered& g, const std::vector<int>& group, Passes p, DataType st,

@@ -85,8 +85,6 @@ struct Shape : TokenShape, AttentionFlags {
 
 AttentionShape attention_shape(const Shape& sh) { return layers::attention_shape(sh, sh); }
 
-float inv_sqrt(std::size_t n) { return 1.0f / std::sqrt(static_cast<float>(n)); }
-
 // a + b, element-wise, rounded to storage (the residual adds), and its float64 form.
 Tensor plus(const Tensor& a, const Tensor& b, DataType st) {
   Tensor out = a;
@@ -275,7 +273,7 @@ void TpSp::setup(LayerContext& ctx) {
   const GroupPosition tp = ctx.position(GroupKind::tp);
   const int replica = ctx.position(GroupKind::dp).position;
   const std::size_t n = tp.members.size(), pos = static_cast<std::size_t>(tp.position);
-  const std::size_t h = shape_.h(), f = shape_.f(), hl = h / n, fl = f / n;
+  const std::size_t h = shape_.h(), f = shape_.f();
   const std::uint64_t seed = ctx.seed();
   const DataType st = ctx.storage();
   local_tokens_ = shape_.tokens() / n;
@@ -286,10 +284,10 @@ void TpSp::setup(LayerContext& ctx) {
   beta1_ = ln_weight(seed, "beta1", h, 0.0f, st);
   gamma2_ = ln_weight(seed, "gamma2", h, 1.0f, st);
   beta2_ = ln_weight(seed, "beta2", h, 0.0f, st);
-  wqkv_ = make_block(seed, {"Wqkv"}, {3 * h, 0, h, pos * 3 * hl, 3 * hl}, inv_sqrt(h), st);
-  wo_ = make_block(seed, {"Wo"}, {h, pos * hl, hl, 0, h}, inv_sqrt(h), st);
-  w1_ = make_block(seed, {"W1"}, {f, 0, h, pos * fl, fl}, inv_sqrt(h), st);
-  w2_ = make_block(seed, {"W2"}, {h, pos * fl, fl, 0, h}, inv_sqrt(f), st);
+  wqkv_ = qkv_weight_shard(seed, h, pos, n, st);
+  wo_ = out_proj_weight_shard(seed, h, pos, n, st);
+  w1_ = fc1_weight_shard(seed, h, f, pos, n, st);
+  w2_ = fc2_weight_shard(seed, h, f, pos, n, st);
 }
 
 // [T/N, H] -> [T, H] over TP (rank t's rows are block t).

@@ -130,7 +130,7 @@ void TpToSpBlock::check_group(LayerContext& ctx) const {
 void TpToSpBlock::setup(LayerContext& ctx, std::string_view weight_name) {
   check_group(ctx);
   const std::size_t k = shape_.k / n(), t = static_cast<std::size_t>(ctx.position(GroupKind::tp).position);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(shape_.k));
+  const float scale = weight_scale(shape_.k);
   const BlockSpec rows = scheme_ == TpToSpScheme::alltoall
                              ? BlockSpec{shape_.h, 0, shape_.k, 0, shape_.h}
                              : BlockSpec{shape_.h, t * k, k, 0, shape_.h};

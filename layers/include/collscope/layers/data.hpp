@@ -38,4 +38,7 @@ Tensor make_block(std::uint64_t seed, TensorId id, const BlockSpec& b, float sca
 Tensor make_full(std::uint64_t seed, TensorId id, std::size_t rows, std::size_t cols, float scale,
                  DataType storage);
 
+// A weight's scale, 1 / sqrt(fan_in): activations stay of order one whatever the shapes.
+float weight_scale(std::size_t fan_in);
+
 }  // namespace collscope::layers

@@ -10,11 +10,26 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "collscope/layers/tensor.hpp"
 
 namespace collscope::layers {
+
+// ---- this rank's weight shards (data.hpp), TP position `pos` of `n` ----------------
+
+// Wqkv [H, 3H]: the columns of heads pos n_t .. (pos+1) n_t - 1, [H, 3H/n].
+Tensor qkv_weight_shard(std::uint64_t seed, std::size_t h, std::size_t pos, std::size_t n,
+                        DataType st);
+// Wo [H, H] (the attention's output projection): rows pos H/n .., [H/n, H].
+Tensor out_proj_weight_shard(std::uint64_t seed, std::size_t h, std::size_t pos, std::size_t n,
+                             DataType st);
+// W1 [H, F]: columns pos F/n .., [H, F/n];  W2 [F, H]: rows pos F/n .., [F/n, H].
+Tensor fc1_weight_shard(std::uint64_t seed, std::size_t h, std::size_t f, std::size_t pos,
+                        std::size_t n, DataType st);
+Tensor fc2_weight_shard(std::uint64_t seed, std::size_t h, std::size_t f, std::size_t pos,
+                        std::size_t n, DataType st);
 
 // ---- MLP: Y = gelu(X W1) W2 ----------------------------------------------------------
 
