@@ -12,9 +12,6 @@ usage: layer_cli_test.py BIN_DIR GROUP [ucx]
 """
 import json
 import os
-import re
-import subprocess
-import sys
 import tempfile
 
 from layer_testlib import *  # noqa: F401,F403 (check, run, run_record, ring_sent, ...)
@@ -131,12 +128,7 @@ BAD_INPUT = [  # (binary, np, args, message pattern)
 
 def test_bad_input():
     for binary, np, args, pattern in BAD_INPUT:
-        code, out, err = run(binary, args, np)
-        lines = [l for l in err.splitlines() if l.strip()]
-        what = f"{binary} {' '.join(args)} (np {np})"
-        check(code == 2 and len(lines) == 1 and lines[0].startswith(binary + ": error: ")
-              and re.search(pattern, lines[0]) is not None and out.strip() == "",
-              f"{what}: exit 2, one line matching {pattern!r} (got {code}, {lines})")
+        expect_usage_error(binary, args, np, pattern)
     code, _, err = run("layer_tp_mlp", ["-J", "/nonexistent/dir/x.jsonl"], 2)
     check(code == 3 and "cannot write the JSON file '/nonexistent/dir/x.jsonl'" in err,
           f"unwritable -J path: exit 3 (got {code}, {err!r})")

@@ -9,7 +9,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else ""
 GROUP = sys.argv[2] if len(sys.argv) > 2 else ""
@@ -34,6 +33,17 @@ def run(binary, args, np, env=None):
     return p.returncode, p.stdout, p.stderr
 
 
+def expect_usage_error(binary, args, np, pattern):
+    """A bad input: exit 2, nothing on stdout, one line on stderr, `<binary>: error: ...`
+    matching the regex `pattern`."""
+    code, out, err = run(binary, args, np)
+    lines = [l for l in err.splitlines() if l.strip()]
+    check(code == 2 and len(lines) == 1 and lines[0].startswith(binary + ": error: ")
+          and re.search(pattern, lines[0]) is not None and out.strip() == "",
+          f"{binary} {' '.join(args)} (np {np}): exit 2, one line matching {pattern!r} "
+          f"(got {code}, {lines})")
+
+
 def run_record(binary, args, np, env=None):
     """Runs with --format jsonl; returns (exit code, the record or None, stderr)."""
     code, out, err = run(binary, args + ["--format", "jsonl"], np, env)
@@ -54,6 +64,39 @@ def ring_sent(count, n, pos, elem):
         return 0
     return sum(block(count, n, b) * elem for b in range(n) if b != (pos + 1) % n) + \
         sum(block(count, n, b) * elem for b in range(n) if b != (pos + 2) % n)
+
+
+def ring_allgather_sent(count, n, pos, elem):
+    """Ring allgather: step s forwards block pos - s; every block but pos + 1's."""
+    if n == 1:
+        return 0
+    return sum(block(count, n, b) * elem for b in range(n) if b != (pos + 1) % n)
+
+
+def ring_reduce_scatter_sent(count, n, pos, elem):
+    """Ring reduce-scatter: every block but its own (which it receives last, reduced)."""
+    if n == 1:
+        return 0
+    return sum(block(count, n, b) * elem for b in range(n) if b != pos)
+
+
+def pairwise_alltoall_sent(per_peer, n, elem):
+    """Pairwise all-to-all: one block of `per_peer` to each of the n - 1 others."""
+    return (n - 1) * per_peer * elem
+
+
+def default_sent(collective, count, n, pos, elem):
+    """Bytes group position `pos` sends in one call under the default algorithm (ring;
+    pairwise all-to-all, `count` per peer)."""
+    if collective == "allreduce":
+        return ring_sent(count, n, pos, elem)
+    if collective == "reduce_scatter":
+        return ring_reduce_scatter_sent(count, n, pos, elem)
+    if collective == "allgather":
+        return ring_allgather_sent(count, n, pos, elem)
+    if collective == "alltoall":
+        return pairwise_alltoall_sent(count, n, elem)
+    raise ValueError(f"no default formula for {collective}")
 
 
 def position(rank, kind, tp, world):

@@ -21,7 +21,6 @@
                  bad --etp-scheme, world not divisible by ETP x EP, FFN not divisible by ETP:
                  exit 2, one line each.
 """
-import re
 
 from layer_testlib import *
 
@@ -35,11 +34,6 @@ def site(rec, name):
         if s["site"] == name:
             return s
     return None
-
-
-def ring_allgather_sent(count, n, pos, elem):
-    """Ring allgather: a rank forwards every block but (pos + 1) % n's."""
-    return sum(block(count, n, b) * elem for b in range(n) if b != (pos + 1) % n) if n > 1 else 0
 
 
 def ep_of(rank, ep, etp):
@@ -258,12 +252,7 @@ BAD_INPUT = [
 
 def test_moe_bad_input():
     for np, args, pattern in BAD_INPUT:
-        code, out, err = run(BIN_NAME, SHAPE + args, np)
-        lines = [l for l in err.splitlines() if l.strip()]
-        what = f"{' '.join(args)} (np {np})"
-        check(code == 2 and len(lines) == 1 and lines[0].startswith(BIN_NAME + ": error: ")
-              and re.search(pattern, lines[0]) is not None and out.strip() == "",
-              f"{what}: exit 2, one line matching {pattern!r} (got {code}, {lines})")
+        expect_usage_error(BIN_NAME, SHAPE + args, np, pattern)
 
 
 TESTS = {"moe": test_moe, "moe_etp": test_moe_etp, "moe_bad_input": test_moe_bad_input}

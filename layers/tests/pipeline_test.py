@@ -23,32 +23,13 @@ def shape(**changes):
 SCHEMES = ["allreduce", "reduce_scatter", "alltoall"]
 
 
-def ring_allgather_sent(count, n, pos, elem):
-    """Every block but pos+1's (collectives/allgather/ring.cpp)."""
-    if n == 1:
-        return 0
-    return sum(block(count, n, b) * elem for b in range(n) if b != (pos + 1) % n)
-
-
-def ring_reduce_scatter_sent(count, n, pos, elem):
-    """Every block but its own."""
-    if n == 1:
-        return 0
-    return sum(block(count, n, b) * elem for b in range(n) if b != pos)
-
-
 def dense_site_sent(site, n, pos, t, h, elem):
     """Bytes position `pos` of a TP group of n sends at a dense site (None: not one)."""
     coll, count = site["collective"], site["count"]
-    if coll == "allreduce":
-        return ring_sent(count, n, pos, elem)
-    if coll == "reduce_scatter":
-        return ring_reduce_scatter_sent(count, n, pos, elem)
-    if coll == "allgather":
-        return ring_allgather_sent(count, n, pos, elem)
     if coll == "alltoall":
         check(count == (t // n) * (h // n), f"all-to-all count per peer (T/N)(H/N) = {count}")
-        return (n - 1) * count * elem
+    if coll in ("allreduce", "reduce_scatter", "allgather", "alltoall"):
+        return default_sent(coll, count, n, pos, elem)
     return None
 
 
@@ -140,7 +121,7 @@ def test_pipeline():
               f"{fault}: exit 1, failing {failing or 'something'} (got {code}, {bad})")
     code, rec, _ = run_record(PROGRAM, shape() + QUICK, 2,
                               {"COLLSCOPE_DEBUG_LAYER_FAULT": "skip:moe bwd dispatch"})
-    check(code == 1 and rec and rec["volume"] != "ok", f"skipped call: exit 1, volume mismatch")
+    check(code == 1 and rec and rec["volume"] != "ok", "skipped call: exit 1, volume mismatch")
     # Bad input: one line, exit 2.
     for args, np, what in ((shape(S="7"), 2, "divisible"), (shape(experts="6"), 4, "divisible"),
                            (shape() + ["--scheme", "sideways"], 2, "scheme"),

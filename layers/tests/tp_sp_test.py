@@ -14,8 +14,6 @@ layer) through mpirun.
 
 usage: tp_sp_test.py BIN_DIR GROUP [ucx]
 """
-import os
-import re
 
 from layer_testlib import *  # noqa: F401,F403 (check, run, run_record, block, ...)
 
@@ -176,12 +174,7 @@ def failed(rec):
 
 def test_bad_input():
     for np, args, pattern in BAD_INPUT:
-        code, out, err = run(PROGRAM, args, np)
-        lines = [l for l in err.splitlines() if l.strip()]
-        what = f"{PROGRAM} {' '.join(args)} (np {np})"
-        check(code == 2 and len(lines) == 1 and lines[0].startswith(PROGRAM + ": error: ")
-              and re.search(pattern, lines[0]) is not None and out.strip() == "",
-              f"{what}: exit 2, one line matching {pattern!r} (got {code}, {lines})")
+        expect_usage_error(PROGRAM, args, np, pattern)
     shape = QUICK + ["-S", "8", "-B", "2", "-H", "8", "--heads", "4"]
     # the forward attention output's reduce-scatter: Y wrong (and what backward derives)
     code, rec, _ = run_record(PROGRAM, shape, 2,

@@ -16,7 +16,6 @@ tp_to_sp_schemes: the three schemes on one seed and shape (K = H, T H divisible 
 
 usage: tp_to_sp_test.py BIN_DIR GROUP [ucx]     GROUP: tp_to_sp | tp_to_sp_schemes
 """
-import re
 
 from layer_testlib import *  # noqa: F401,F403 (check, run, run_record, block, ...)
 
@@ -24,22 +23,7 @@ BINARY = "layer_tp_to_sp"
 SCHEMES = ("allreduce", "reduce_scatter", "alltoall")
 
 
-# ---- exact bytes each group position sends, from the schedules ------------------------
-
-def ring_allgather_sent(count, n, pos, elem):
-    """Ring allgather: step s forwards block pos - s; every block but pos + 1's."""
-    return sum(block(count, n, b) * elem for b in range(n) if b != (pos + 1) % n)
-
-
-def ring_reduce_scatter_sent(count, n, pos, elem):
-    """Ring reduce-scatter: every block but its own (which it receives last, reduced)."""
-    return sum(block(count, n, b) * elem for b in range(n) if b != pos)
-
-
-def pairwise_alltoall_sent(per_peer, n, elem):
-    """Pairwise all-to-all: one block of `per_peer` to each of the n - 1 others."""
-    return (n - 1) * per_peer * elem
-
+# ---- the planned sites, in order (their bytes: layer_testlib.default_sent) -----------
 
 def expected_sites(scheme, T, K, H, n, fwd, bwd):
     """(site, collective, count) in plan order."""
@@ -58,16 +42,6 @@ def expected_sites(scheme, T, K, H, n, fwd, bwd):
     return sites
 
 
-def site_sent(collective, count, n, pos, elem):
-    if collective == "allreduce":
-        return ring_sent(count, n, pos, elem)
-    if collective == "reduce_scatter":
-        return ring_reduce_scatter_sent(count, n, pos, elem)
-    if collective == "allgather":
-        return ring_allgather_sent(count, n, pos, elem)
-    return pairwise_alltoall_sent(count, n, elem)
-
-
 def expect_sites(what, rec, scheme, T, K, H, fwd, bwd):
     n, tp = rec["nranks"], rec["tp"]
     elem = ELEM[rec["dtype"]]
@@ -78,7 +52,7 @@ def expect_sites(what, rec, scheme, T, K, H, fwd, bwd):
         and rec["recv_bytes"] == rec["theory_recv_bytes"]
     total = [0] * n
     for s, (_, coll, count) in zip(rec["collectives"], want_sites):
-        want = [site_sent(coll, count, tp, r % tp, elem) for r in range(n)]
+        want = [default_sent(coll, count, tp, r % tp, elem) for r in range(n)]
         ok = ok and s["group"] == "tp" and s["dtype"] == rec["dtype"] and \
             s["sent_bytes"] == want and s["theory_sent_bytes"] == want and s["volume"] == "ok"
         total = [t + w for t, w in zip(total, want)]
@@ -222,12 +196,7 @@ BAD_INPUT = [  # (np, args, message pattern)
 
 def test_bad_input():
     for np, args, pattern in BAD_INPUT:
-        code, out, err = run(BINARY, args, np)
-        lines = [l for l in err.splitlines() if l.strip()]
-        check(code == 2 and len(lines) == 1 and lines[0].startswith(BINARY + ": error: ")
-              and re.search(pattern, lines[0]) is not None and out.strip() == "",
-              f"{' '.join(args)} (np {np}): exit 2, one line matching {pattern!r} "
-              f"(got {code}, {lines})")
+        expect_usage_error(BINARY, args, np, pattern)
     code, out, _ = run(BINARY, ["--help"], 1)
     check(code == 0 and all(f in out for f in ("--scheme", "--k", "--allreduce-alg",
                                                 "--reduce-scatter-alg", "--allgather-alg",
