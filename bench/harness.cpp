@@ -21,11 +21,11 @@
 #include "collscope/bench/watchdog.hpp"
 #include "collscope/build_config.hpp"
 #include "collscope/collective.hpp"
-#include "collscope/counting_transport.hpp"
-#include "collscope/model.hpp"
-#include "collscope/recording_transport.hpp"
-#include "collscope/seed_formulas.hpp"
 #include "collscope/errors.hpp"
+#include "collscope/host_executor.hpp"
+#include "collscope/model.hpp"
+#include "collscope/schedule_trace.hpp"
+#include "collscope/seed_formulas.hpp"
 #include "collscope/results/results_file.hpp"
 #include "collscope/transport_factory.hpp"
 #include "collscope/verify/collective_data.hpp"
@@ -76,9 +76,8 @@ class Runner {
   Runner(const Algorithm& algo, const CollectiveInfo& info_c, Options opts, RunInfo info,
          MPI_Comm world)
       : algo_(algo), coll_(info_c), opts_(std::move(opts)), info_(std::move(info)),
-        transport_(make_transport(opts_.transport, world)), counting_(*transport_),
-        recording_(counting_), comm_(recording_, dup(world)) {
-    recording_.attach_reducer(comm_);
+        transport_(make_transport(opts_.transport, world)), executor_(*transport_),
+        comm_(executor_, dup(world)) {
     info_.options = &opts_;
     MPI_Comm_dup(world, &ctrl_);
     MPI_Comm_rank(ctrl_, &rank_);
@@ -112,6 +111,9 @@ class Runner {
   double timed_call(const CollArgs& a);
   void barrier();
   void collect_volume(Measurement& m, const CollArgs& a);
+  static void check_volume(Measurement& m, std::size_t r, std::size_t p, const RankVolume& counted,
+                           const RankVolume& planned, const RankVolume& theory,
+                           const RankVolume& mirror);
   void collect_check(Measurement& m, const Case& c, const CollArgs& a);
   void collect_model(Measurement& m, const CollArgs& a);
   std::vector<Case> alltoallv_cases() const;
@@ -124,8 +126,7 @@ class Runner {
   Options opts_;
   RunInfo info_;
   std::unique_ptr<Transport> transport_;
-  CountingTransport counting_;
-  RecordingTransport recording_;  // the probe call's schedule, for the cost model
+  HostExecutor executor_;  // counts what it hands to the transport
   Comm comm_;
   MPI_Comm ctrl_ = MPI_COMM_NULL;  // the harness's own messages: barriers, gathers
   int rank_ = 0, nranks_ = 1;
@@ -134,7 +135,7 @@ class Runner {
 
 std::vector<Case> Runner::cases() const {
   if (!coll_.has_data) return {{0, DataType::float32, ReduceOp::sum, nullptr}};  // barrier
-  if (coll_.name == "alltoallv") return alltoallv_cases();
+  if (coll_.id == Collective::alltoallv) return alltoallv_cases();
   std::vector<Case> out;
   const std::vector<ReduceOp> ops = coll_.reduces ? opts_.ops : std::vector<ReduceOp>{ReduceOp::sum};
   for (std::size_t bytes : sweep_sizes(opts_))
@@ -223,15 +224,8 @@ void Runner::check_constraints(const std::vector<Case>& cases) const {
                      std::to_string(nranks_) + " ranks");
   if (opts_.in_place && coll_.in_place == InPlace::none)
     throw UsageError(std::string(coll_.name) + " has no in-place form: drop --in-place");
-  if (!algo_.constraint) return;
-  // No buffers exist yet: two distinct dummy addresses say whether the call is in place.
-  static char dummy[2];
-  for (const Case& c : cases) {
-    CollArgs a = make_args(c);
-    a.recvbuf = &dummy[0];
-    a.sendbuf = opts_.in_place ? &dummy[0] : &dummy[1];
-    if (auto why = algo_.constraint(nranks_, a)) throw UsageError(*why);
-  }
+  for (const Case& c : cases)
+    if (auto why = call_problem(algo_, nranks_, make_args(c), opts_.in_place)) throw UsageError(*why);
 }
 
 void Runner::barrier() {
@@ -261,63 +255,75 @@ void Runner::maybe_stall() const {
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
 }
 
+// The counted volume (what every rank's executor handed to the transport, per peer),
+// gathered to rank 0 and set against the schedule's planned volume and the closed-form
+// theory: all three must agree, per rank and per peer.
 void Runner::collect_volume(Measurement& m, const CollArgs& a) {
   // Row r of the gathered table: rank r's per-peer counts, 4 numbers per peer.
   const std::size_t n = static_cast<std::size_t>(nranks_);
   std::vector<std::uint64_t> mine, all(rank_ == 0 ? n * n * 4 : 0);
-  for (const RankVolume& v : counting_.per_peer())
+  for (const RankVolume& v : executor_.traffic().per_peer())
     mine.insert(mine.end(), {v.sent_bytes, v.sent_msgs, v.recv_bytes, v.recv_msgs});
   {
     WatchedSection w("volume gather");
     MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, all.data(),
                static_cast<int>(mine.size()), MPI_UINT64_T, 0, ctrl_);
   }
-  if (rank_ != 0) return;
-  auto cell = [&](std::size_t r, std::size_t p, std::size_t k) { return all[(r * n + p) * 4 + k]; };
-  if (algo_.theory)
-    for (int r = 0; r < nranks_; ++r) m.theory.push_back(algo_.theory(r, nranks_, a));
-  if (algo_.vendor) return;  // the counting transport saw nothing of the library's traffic
+  if (rank_ != 0 || algo_.is_vendor()) return;  // the library's traffic is not counted
+  auto cell = [&](std::size_t r, std::size_t p) {
+    const std::uint64_t* c = &all[(r * n + p) * 4];
+    return RankVolume{c[0], c[1], c[2], c[3]};
+  };
   m.measured.assign(n, {});
+  m.theory.assign(n, {});
   m.traffic_bytes.assign(n * n, 0);
-  for (std::size_t r = 0; r < n; ++r)
+  m.theory_traffic_bytes.assign(n * n, 0);
+  for (std::size_t r = 0; r < n; ++r) {
+    const int rank = static_cast<int>(r);
+    const std::vector<RankVolume> theory = theory_per_peer(algo_.theory, rank, nranks_, a);
+    const std::vector<RankVolume> planned = planned_volume(algo_, rank, nranks_, a, opts_.in_place);
     for (std::size_t p = 0; p < n; ++p) {
-      m.measured[r] += RankVolume{cell(r, p, 0), cell(r, p, 1), cell(r, p, 2), cell(r, p, 3)};
-      m.traffic_bytes[r * n + p] = cell(r, p, 0);
-      // What r sent to p, p must have received from r.
-      if ((cell(r, p, 0) != cell(p, r, 2) || cell(r, p, 1) != cell(p, r, 3)) && m.volume_ok) {
-        m.volume_ok = false;
-        m.volume_error = "rank " + std::to_string(r) + " sent " + std::to_string(cell(r, p, 0)) +
-                         " B to rank " + std::to_string(p) + ", which received " +
-                         std::to_string(cell(p, r, 2)) + " B";
-      }
+      const RankVolume counted = cell(r, p);
+      m.measured[r] += counted;
+      m.theory[r] += theory[p];
+      m.traffic_bytes[r * n + p] = counted.sent_bytes;
+      m.theory_traffic_bytes[r * n + p] = theory[p].sent_bytes;
+      if (m.volume_ok) check_volume(m, r, p, counted, planned[p], theory[p], cell(p, r));
     }
-  m.volume_checked = !m.theory.empty();
-  for (std::size_t r = 0; r < m.theory.size() && m.volume_ok; ++r) {
-    const RankVolume &got = m.measured[r], &want = m.theory[r];
-    if (got == want) continue;
+  }
+  m.volume_checked = true;
+}
+
+// Records the first disagreement: counted against planned and theory, and what r sent
+// p against what p received from r.
+void Runner::check_volume(Measurement& m, std::size_t r, std::size_t p, const RankVolume& counted,
+                          const RankVolume& planned, const RankVolume& theory,
+                          const RankVolume& mirror) {
+  auto text = [](const RankVolume& v) {
+    return "sent " + std::to_string(v.sent_bytes) + " B/" + std::to_string(v.sent_msgs) +
+           " msgs, recv " + std::to_string(v.recv_bytes) + " B/" + std::to_string(v.recv_msgs) + " msgs";
+  };
+  const std::string pair = "rank " + std::to_string(r) + " with rank " + std::to_string(p) + ": ";
+  if (!(counted == planned) || !(counted == theory)) {
     m.volume_ok = false;
-    m.volume_error = "rank " + std::to_string(r) + " measured sent " +
-                     std::to_string(got.sent_bytes) + " B/" + std::to_string(got.sent_msgs) +
-                     " msgs, recv " + std::to_string(got.recv_bytes) + " B/" +
-                     std::to_string(got.recv_msgs) + " msgs; theory sent " +
-                     std::to_string(want.sent_bytes) + " B/" + std::to_string(want.sent_msgs) +
-                     " msgs, recv " + std::to_string(want.recv_bytes) + " B/" +
-                     std::to_string(want.recv_msgs) + " msgs";
+    m.volume_error = pair + "counted " + text(counted) + "; planned " + text(planned) +
+                     "; theory " + text(theory);
+  } else if (counted.sent_bytes != mirror.recv_bytes || counted.sent_msgs != mirror.recv_msgs) {
+    m.volume_ok = false;
+    m.volume_error = pair + "sent " + std::to_string(counted.sent_bytes) + " B, which rank " +
+                     std::to_string(p) + " counts as " + std::to_string(mirror.recv_bytes) + " B received";
   }
 }
 
 // The seed's closed form for this algorithm, and with --model the time the cost model
-// predicts for the schedule the probe call really ran (hand-written algorithms only).
+// predicts for the algorithm's schedules on every rank (hand-written algorithms only).
 void Runner::collect_model(Measurement& m, const CollArgs& a) {
-  if (model_ && !algo_.vendor) {
-    WatchedSection w("trace gather");
-    const std::vector<RankTrace> traces = gather_traces(recording_, ctrl_, 0);
-    if (rank_ == 0) m.predicted_us = predict_us(traces, nodes_, *model_);
-  }
   if (rank_ != 0) return;
+  if (model_ && !algo_.is_vendor())
+    m.predicted_us = predict_us(traces_of(algo_, nranks_, a, opts_.in_place), nodes_, *model_);
   m.model = opts_.model_path;
-  if (auto bytes = seed_sent_bytes(algo_.collective, algo_.name, nranks_, a)) m.seed_sent_bytes = *bytes;
-  if (auto text = seed_formula_text(algo_.collective, algo_.name)) m.seed_formula = std::string(*text);
+  if (auto bytes = seed_sent_bytes(algo_.collective_name(), algo_.name, nranks_, a)) m.seed_sent_bytes = *bytes;
+  if (auto text = seed_formula_text(algo_.collective_name(), algo_.name)) m.seed_formula = std::string(*text);
 }
 
 void Runner::collect_check(Measurement& m, const Case& c, const CollArgs& a) {
@@ -369,13 +375,11 @@ Measurement Runner::measure(const Case& c, benchmark::State& state) {
     m.splits = *c.splits;
   }
 
-  // The probe call: its traffic is the measured volume, its result is checked.
-  counting_.reset();
-  if (model_) recording_.start();
+  // The probe call: its traffic is the counted volume, its result is checked.
+  executor_.traffic().reset();
   barrier();
   maybe_stall();
   run_collective(comm_, algo_, a);
-  recording_.stop();
   collect_volume(m, a);
   collect_model(m, a);
   if (opts_.check) collect_check(m, c, a);
@@ -386,7 +390,7 @@ Measurement Runner::measure(const Case& c, benchmark::State& state) {
     state.SetIterationTime(us * 1e-6);
     m.times_us.push_back(us);
   }
-  m.summarise(busbw_factor(m.collective, nranks_));
+  m.summarise(busbw_factor(coll_, nranks_));
   return m;
 }
 
@@ -520,10 +524,10 @@ int run_or_abort(Runner& runner, const std::vector<Case>& cases, results::Result
 // Flags that belong to one collective only.
 void check_collective_options(const CollectiveInfo& c, const Algorithm& a, const Options& o) {
   const bool split_given = o.split != "uniform" || !o.split_file.empty();
-  if (split_given && c.name != "alltoallv")
+  if (split_given && c.id != Collective::alltoallv)
     throw UsageError("--split and --split-file apply to alltoallv only");
   // A vendor collective runs inside the MPI library: a row saying ucx would be a lie.
-  if (a.vendor && o.transport != "mpi")
+  if (a.is_vendor() && o.transport != "mpi")
     throw UsageError(std::string(c.name) + "_" + std::string(a.name) +
                      " runs the MPI library's own " + std::string(c.name) + ": -t " +
                      o.transport + " does not apply (the hand-written algorithms take it)");

@@ -43,7 +43,7 @@
 #include "collscope/bench/stats.hpp"
 #include "collscope/bench/watchdog.hpp"
 #include "collscope/comm.hpp"
-#include "collscope/counting_transport.hpp"
+#include "collscope/host_executor.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/progress.hpp"
 #include "collscope/results/results_file.hpp"
@@ -55,7 +55,6 @@ namespace collscope::bench {
 namespace {
 
 constexpr const char* kProgram = "pingpong";
-constexpr std::uint32_t kPingTag = 1, kPongTag = 2;
 
 struct Pair {
   int a = 0, b = 1;
@@ -225,8 +224,7 @@ class PingPong {
 
  private:
   LocalResult run_pair(Pair p, std::size_t bytes);
-  double round_trip(Comm& c, bool initiator, int peer, const char* phase, int step);
-  void exchange(Comm& c, bool initiator, int peer);
+  double round_trip(Comm& c, bool initiator, int peer, const char* phase);
   PairResult collect(Pair p, const LocalResult& local);
   void quiet_barrier(bool watched);
   void maybe_stall();
@@ -234,7 +232,7 @@ class PingPong {
 
   PingpongOptions opts_;
   std::unique_ptr<Transport> transport_;
-  CountingTransport counting_;
+  HostExecutor executor_;  // counts what it hands to the transport
   MPI_Comm algo_comm_ = MPI_COMM_NULL;  // what Comm carries (unused by point-to-point)
   MPI_Comm ctrl_ = MPI_COMM_NULL;       // barriers and result exchange, never timed
   std::vector<std::unique_ptr<Comm>> comm_with_;  // one per peer: its own tag sequence
@@ -246,14 +244,14 @@ class PingPong {
 
 PingPong::PingPong(PingpongOptions opts, MPI_Comm world)
     : opts_(std::move(opts)), transport_(make_transport(opts_.common.transport, world)),
-      counting_(*transport_) {
+      executor_(*transport_) {
   MPI_Comm_dup(world, &algo_comm_);
   MPI_Comm_dup(world, &ctrl_);
   MPI_Comm_rank(ctrl_, &rank_);
   MPI_Comm_size(ctrl_, &nranks_);
   nodes_ = node_of_rank(ctrl_, rank_, nranks_);
   for (int peer = 0; peer < nranks_; ++peer)
-    comm_with_.push_back(std::make_unique<Comm>(counting_, algo_comm_));
+    comm_with_.push_back(std::make_unique<Comm>(executor_, algo_comm_));
 }
 
 PingPong::~PingPong() {
@@ -294,38 +292,39 @@ void PingPong::maybe_corrupt() {
   if (env && !landing_.empty() && std::atoi(env) == rank_) landing_[0] ^= std::byte{1};
 }
 
-Request send_to(Comm& c, int peer, const std::byte* buf, std::size_t bytes, std::uint32_t tag) {
-  return bytes > 0 ? c.isend(peer, buf, bytes, tag) : c.signal(peer, tag);
+// One round trip as a schedule over the payload (the send buffer) and the landing
+// buffer (the receive buffer). Step 0: a sends the ping, b receives it; step 1: b sends
+// it back from where it landed, a receives the pong. A 0-byte size is a signal each way.
+// The steps carry the measurement's phase (probe, warmup, timed) for the watchdog.
+Steps round_trip_steps(Plan& p, bool initiator, int peer, const char* phase) {
+  const std::uint32_t ping = p.tag(), pong = p.tag();
+  const std::size_t bytes = p.count();
+  StepBuilder s(p);
+  auto send = [&](BufRef from, std::uint32_t tag) -> StepBuilder& {
+    return bytes > 0 ? s.send(peer, from, bytes, tag) : s.signal(peer, tag);
+  };
+  auto recv = [&](std::uint32_t tag) -> StepBuilder& {
+    return bytes > 0 ? s.recv(peer, Plan::recv(), bytes, tag) : s.wait_signal(peer, tag);
+  };
+  co_yield (initiator ? send(Plan::send(), ping) : recv(ping)).step(phase, 0);
+  co_yield (initiator ? recv(pong) : send(Plan::recv(), pong)).step(phase, 1);
 }
 
-Request recv_from(Comm& c, int peer, std::byte* buf, std::size_t bytes, std::uint32_t tag) {
-  return bytes > 0 ? c.irecv(peer, buf, bytes, tag) : c.expect_signal(peer, tag);
-}
-
-// a: post the pong's receive, send the ping, wait for both. b: receive, send it back.
-void PingPong::exchange(Comm& c, bool initiator, int peer) {
-  const std::size_t bytes = pattern_.size();
-  if (initiator) {
-    std::array<Request, 2> reqs{recv_from(c, peer, landing_.data(), bytes, kPongTag),
-                                send_to(c, peer, pattern_.data(), bytes, kPingTag)};
-    c.wait_all(reqs);
-    return;
-  }
-  Request ping = recv_from(c, peer, landing_.data(), bytes, kPingTag);
-  c.wait(ping);
-  Request pong = send_to(c, peer, landing_.data(), bytes, kPongTag);
-  c.wait(pong);
-}
-
-// One round trip as one watched Comm call; returns half its time in microseconds.
-double PingPong::round_trip(Comm& c, bool initiator, int peer, const char* phase, int step) {
+// One round trip as one watched call; returns half its time in microseconds. The
+// schedule is set up before the clock starts.
+double PingPong::round_trip(Comm& c, bool initiator, int peer, const char* phase) {
+  CollArgs args;
+  args.count = pattern_.size();
+  args.dtype = DataType::uint8;
+  Plan plan(rank_, nranks_, args, {});
+  Steps steps = round_trip_steps(plan, initiator, peer, phase);
   progress().call_started_ns.store(now_ns(), std::memory_order_relaxed);
-  c.begin_call("pingpong", "pingpong", MemoryKind::host);
-  c.step(phase, step);
+  progress().collective.store("pingpong", std::memory_order_relaxed);
+  progress().algorithm.store("pingpong", std::memory_order_relaxed);
+  const std::uint32_t seq = c.next_seq();
   const auto t0 = std::chrono::steady_clock::now();
-  exchange(c, initiator, peer);
+  executor_.run(plan, steps, {pattern_.data(), landing_.data()}, seq);
   const auto t1 = std::chrono::steady_clock::now();
-  c.end_call();
   progress().call_started_ns.store(0, std::memory_order_relaxed);
   return std::chrono::duration<double, std::micro>(t1 - t0).count() / 2;
 }
@@ -341,14 +340,14 @@ LocalResult PingPong::run_pair(Pair p, std::size_t bytes) {
 
   LocalResult out;
   maybe_stall();
-  counting_.reset();
-  round_trip(c, initiator, peer, "probe", 0);
-  out.per_peer = counting_.per_peer();
+  executor_.traffic().reset();
+  round_trip(c, initiator, peer, "probe");
+  out.per_peer = executor_.traffic().per_peer();
   maybe_corrupt();
   if (opts_.common.check) out.wrong = bytes_differing(landing_, pattern_);
-  for (int i = 0; i < opts_.common.warmup; ++i) round_trip(c, initiator, peer, "warmup", i);
+  for (int i = 0; i < opts_.common.warmup; ++i) round_trip(c, initiator, peer, "warmup");
   for (int i = 0; i < opts_.common.iters; ++i)
-    out.half_rtt_us.push_back(round_trip(c, initiator, peer, "timed", i));
+    out.half_rtt_us.push_back(round_trip(c, initiator, peer, "timed"));
   return out;
 }
 

@@ -31,13 +31,16 @@ nlohmann::json per_rank(const std::vector<RankVolume>& v, F field) {
 
 // Bytes each rank sent to ranks on its own node and on other nodes (from the traffic
 // matrix and MPI_COMM_TYPE_SHARED's node map), or null when the traffic is not seen.
-std::pair<nlohmann::json, nlohmann::json> intra_inter(const Measurement& m) {
-  if (m.traffic_bytes.empty()) return {nullptr, nullptr};
+// Bytes each rank sends to ranks on its own node and on other nodes, from an N x N
+// traffic matrix (row = sender); null where the matrix is unknown.
+std::pair<nlohmann::json, nlohmann::json> intra_inter(const Measurement& m,
+                                                      const std::vector<std::uint64_t>& traffic) {
+  if (traffic.empty()) return {nullptr, nullptr};
   const std::size_t n = m.node_of_rank.size();
   std::vector<std::uint64_t> intra(n, 0), inter(n, 0);
   for (std::size_t r = 0; r < n; ++r)
     for (std::size_t p = 0; p < n; ++p)
-      (m.node_of_rank[r] == m.node_of_rank[p] ? intra : inter)[r] += m.traffic_bytes[r * n + p];
+      (m.node_of_rank[r] == m.node_of_rank[p] ? intra : inter)[r] += traffic[r * n + p];
   return {intra, inter};
 }
 
@@ -130,7 +133,7 @@ nlohmann::json to_json(const Measurement& m) {
   j["theory_recv_msgs"] = per_rank(m.theory, [](const RankVolume& r) { return r.recv_msgs; });
   j["traffic_bytes"] = m.traffic_bytes.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.traffic_bytes);
   j["node_of_rank"] = m.node_of_rank;
-  std::tie(j["sent_intra_node_bytes"], j["sent_inter_node_bytes"]) = intra_inter(m);
+  std::tie(j["sent_intra_node_bytes"], j["sent_inter_node_bytes"]) = intra_inter(m, m.traffic_bytes);
   j["volume"] = volume_status(m);
   j["wrong"] = m.checked ? nlohmann::json(m.wrong) : nlohmann::json(nullptr);
   j["first_bad_rank"] = m.first_bad_rank;

@@ -204,7 +204,7 @@ def test_faults():
                        env={"COLLSCOPE_DEBUG_STALL": "1:30"}, timeout=60)
     check(code == 3, f"stalled rank: exit code 3 (got {code})")
     check(re.search(r"pingpong: timeout: rank 0 stuck for more than 1\.0 s in pingpong/pingpong, "
-                    r"phase probe step 0, waiting to receive from rank 1", err) is not None,
+                    r"phase probe step 1, waiting to receive from rank 1", err) is not None,
           f"timeout message names rank, phase and peer: {err!r}")
 
 

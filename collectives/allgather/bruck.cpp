@@ -11,58 +11,42 @@
 //
 // Each rank receives N-1 blocks in ceil(log2 N) messages; it sends the same amount of
 // data (its first m blocks each step, N-1 blocks in all, counted with repeats).
-// Limits: none on N or count; scratch of the whole vector for the rotated buffer
-// (checked against --max-scratch), and the final rotation copies the vector once.
-#include "collscope/scratch_limit.hpp"
-#include "collscope/allgather.hpp"
+// Limits: none on N or count; scratch of the whole vector for the rotated buffer, and
+// the final rotation copies the vector once.
 #include "collscope/patterns/bruck.hpp"
-#include "detail.hpp"
+#include "collscope/schedules.hpp"
 
-namespace collscope {
-namespace {
+namespace collscope::schedules {
 
 using patterns::Block;
 
-void exchange(Comm& comm, const CollArgs& a, std::byte* rotated) {
-  const int n = comm.size(), r = comm.rank();
-  const std::size_t elem = a.elem_size();
-  for (int k = 0; k < patterns::bruck_num_steps(n); ++k) {
-    comm.step("bruck", k);
-    const patterns::BruckStep s = patterns::bruck_step(r, n, k);
-    const Block out = patterns::rotated_range(a.count, n, r, 0, s.nblocks);
-    const Block in = patterns::rotated_range(a.count, n, r, s.distance, s.nblocks);
-    // Step 0 sends just the own block: straight from the send buffer, copied into the
-    // rotated buffer while it travels (copying first delays the send by the copy).
-    const void* src = k == 0 ? a.sendbuf : rotated;
-    Request reqs[2] = {comm.irecv(s.recv_from, rotated + in.offset * elem, in.count * elem,
-                                  kAllgatherTag),
-                       comm.isend(s.send_to, src, out.count * elem, kAllgatherTag)};
-    if (k == 0) comm.reducer().copy(rotated, a.sendbuf, out.count * elem);
-    comm.wait_all(reqs);
+Steps allgather_bruck(Plan& p) {
+  const int n = p.size(), r = p.rank();
+  const Block own = patterns::block_of(p.count(), n, r);
+  StepBuilder s(p);
+  if (n == 1) {
+    co_yield s.copy(p.recv_at(own), Plan::send(), p.bytes(own)).step("place", 0);
+    co_return;
   }
+  const BufRef rotated = p.scratch(p.count() * p.elem());
+  const std::uint32_t tag = p.tag();
+  const int steps = patterns::bruck_num_steps(n);
+  for (int k = 0; k < steps; ++k) {
+    const patterns::BruckStep b = patterns::bruck_step(r, n, k);
+    const Block out = patterns::rotated_range(p.count(), n, r, 0, b.nblocks);
+    const Block in = patterns::rotated_range(p.count(), n, r, b.distance, b.nblocks);
+    s.recv(b.recv_from, rotated.plus(in.offset * p.elem()), p.bytes(in), tag);
+    // Step 0 sends just the own block, straight from the send buffer, and copies it
+    // into the rotated buffer while it travels.
+    s.send(b.send_to, k == 0 ? Plan::send() : rotated, p.bytes(out), tag);
+    if (k == 0) s.copy(rotated, Plan::send(), p.bytes(out));
+    co_yield s.step("bruck", k);
+  }
+  // Unrotate: the rotated buffer is blocks r, r+1, ..., N-1, 0, ..., r-1. (A step of its
+  // own: in place, it overwrites the own block the first step's send may still read.)
+  const std::size_t start = own.offset * p.elem(), total = p.count() * p.elem();
+  s.copy(Plan::recv(start), rotated, total - start).copy(Plan::recv(), rotated.plus(total - start), start);
+  co_yield s.step("unrotate", steps);
 }
 
-// rotated = blocks r, r+1, ..., N-1, 0, ..., r-1: its first count - off(r) elements go
-// to recvbuf from off(r) on, the rest to the start of recvbuf.
-void unrotate(Comm& comm, const CollArgs& a, const std::byte* rotated) {
-  const std::size_t elem = a.elem_size();
-  const std::size_t start = patterns::block_of(a.count, comm.size(), comm.rank()).offset;
-  std::byte* recv = static_cast<std::byte*>(a.recvbuf);
-  comm.reducer().copy(recv + start * elem, rotated, (a.count - start) * elem);
-  comm.reducer().copy(recv, rotated + (a.count - start) * elem, start * elem);
-}
-
-}  // namespace
-
-std::optional<std::string> allgather_bruck_constraint(int nranks, const CollArgs& a) {
-  return scratch_constraint("allgather", "bruck", a.bytes(), nranks, a);
-}
-
-void allgather_bruck(Comm& comm, const CollArgs& a) {
-  if (comm.size() == 1) return allgather_detail::place_own_block(comm, a);
-  std::byte* rotated = static_cast<std::byte*>(comm.scratch(0, a.bytes()));
-  exchange(comm, a, rotated);
-  unrotate(comm, a, rotated);
-}
-
-}  // namespace collscope
+}  // namespace collscope::schedules

@@ -5,89 +5,66 @@
 //   N = 4:   d=1: 0<->1, 2<->3 swap one block     ->  0,1: [A B . .]   2,3: [. . C D]
 //            d=2: 0<->2, 1<->3 swap two blocks    ->  everyone: [A B C D]
 //
-// Other N: the fold of halving_doubling.hpp (recursive_doubling.hpp for the blocks).
-// p = largest power of two <= N, rem = N - p; for v < rem, rank 2v gives its block to
-// rank 2v+1, which stands for both in the doubling among p virtual ranks (its virtual
-// block is real blocks 2v and 2v+1); at the end 2v+1 sends 2v everything but block 2v
-// (two messages: the blocks before it and the blocks after it).
-//   N = 3, p = 2:  fold 0->1 (A);  doubling d=1: 1<->2 swap [A B] and [C];
-//                  unfold 1->0: nothing before A, [B C] after it.
+// Other N: the fold of patterns/halving_doubling.hpp (recursive_doubling.hpp for the
+// blocks). p = largest power of two <= N, rem = N - p; for v < rem, rank 2v gives its
+// block to rank 2v+1 (step 0), which stands for both in the doubling among p virtual
+// ranks (its virtual block is real blocks 2v and 2v+1, steps 1..log2 p); at the end
+// 2v+1 sends 2v everything but block 2v (two messages: the blocks before it and the
+// blocks after it).
+//   N = 3, p = 2:  step 0 fold 0->1 (A);  step 1 doubling: 1<->2 swap [A B] and [C];
+//                  step 2 unfold 1->0: nothing before A, [B C] after it.
 // MPICH handles other N without a fold by re-sending missed groups inside the doubling;
 // the fold costs two extra steps but keeps the schedule the plain power-of-two one.
 //
 // In the doubling a virtual rank sends and receives (p-1)/p of the vector in log2 p
 // messages each way; folded ranks add their block and the rest of the vector.
 // Limits: none (any N, any count; empty ranges are skipped).
-#include "collscope/allgather.hpp"
 #include "collscope/patterns/recursive_doubling.hpp"
-#include "detail.hpp"
+#include "collscope/schedules.hpp"
 
-namespace collscope {
-namespace {
+namespace collscope::schedules {
 
-using patterns::at;
 using patterns::Block;
 
-// Rank 2v (folded out): hand the block over, then take everything else back.
-void run_folded_out(Comm& comm, const CollArgs& a, int partner) {
-  const std::size_t elem = a.elem_size();
-  const Block own = patterns::block_of(a.count, comm.size(), comm.rank());
-  comm.step("fold", 0);
-  Request s = comm.isend(partner, a.sendbuf, own.count * elem, kAllgatherTag);
-  comm.wait(s);
-  comm.step("unfold", 0);
-  const Block after = {own.offset + own.count, a.count - own.offset - own.count};
-  Request r[2] = {comm.irecv(partner, a.recvbuf, own.offset * elem, kAllgatherTag),
-                  comm.irecv(partner, at(a.recvbuf, after, elem), after.count * elem,
-                             kAllgatherTag)};
-  comm.wait_all(r);
-}
-
-void doubling(Comm& comm, const CollArgs& a, int vrank) {
-  const int n = comm.size();
-  const std::size_t elem = a.elem_size();
-  int k = 0;
-  for (const patterns::HdStep& s : patterns::hd_allgather_steps(n, vrank)) {
-    comm.step("doubling", k++);
-    const Block out = patterns::folded_range(a.count, n, s.send_first, s.send_len);
-    const Block in = patterns::folded_range(a.count, n, s.recv_first, s.recv_len);
-    Request reqs[2] = {
-        comm.irecv(s.peer, at(a.recvbuf, in, elem), in.count * elem, kAllgatherTag),
-        comm.isend(s.peer, at(a.recvbuf, out, elem), out.count * elem, kAllgatherTag)};
-    comm.wait_all(reqs);
+Steps allgather_recursive_doubling(Plan& p) {
+  const int n = p.size(), r = p.rank();
+  const Block own = patterns::block_of(p.count(), n, r);
+  StepBuilder s(p);
+  s.copy(p.recv_at(own), Plan::send(), p.bytes(own));  // placed in the first step
+  if (n == 1) {
+    co_yield s.step("place", 0);
+    co_return;
+  }
+  const patterns::HdLayout l = patterns::hd_layout(n, r);
+  const int steps = static_cast<int>(patterns::hd_allgather_steps(n, 0).size());
+  const std::uint32_t tag = p.tag();
+  auto rest_of = [&](Block b) {  // everything but block b: before it, and after it
+    return std::pair<Block, Block>{{0, b.offset}, {b.offset + b.count, p.count() - b.offset - b.count}};
+  };
+  if (l.role == patterns::FoldRole::sender) {  // hand the block over, take the rest back
+    co_yield s.send(l.fold_peer, Plan::send(), p.bytes(own), tag).step("fold", 0);
+    const auto [before, after] = rest_of(own);
+    s.recv(l.fold_peer, p.recv_at(before), p.bytes(before), tag).recv(l.fold_peer, p.recv_at(after), p.bytes(after), tag);
+    co_yield s.step("unfold", steps + 1);
+    co_return;
+  }
+  if (l.role == patterns::FoldRole::absorber) {  // the partner's block is block r-1
+    const Block theirs = patterns::block_of(p.count(), n, l.fold_peer);
+    s.recv(l.fold_peer, p.recv_at(theirs), p.bytes(theirs), tag);
+  }
+  co_yield s.step("fold", 0);
+  int k = 1;
+  for (const patterns::HdStep& h : patterns::hd_allgather_steps(n, l.vrank)) {
+    const Block out = patterns::folded_range(p.count(), n, h.send_first, h.send_len);
+    const Block in = patterns::folded_range(p.count(), n, h.recv_first, h.recv_len);
+    s.recv(h.peer, p.recv_at(in), p.bytes(in), tag).send(h.peer, p.recv_at(out), p.bytes(out), tag);
+    co_yield s.step("doubling", k++);
+  }
+  if (l.role == patterns::FoldRole::absorber) {
+    const auto [before, after] = rest_of(patterns::block_of(p.count(), n, l.fold_peer));
+    s.send(l.fold_peer, p.recv_at(before), p.bytes(before), tag).send(l.fold_peer, p.recv_at(after), p.bytes(after), tag);
+    co_yield s.step("unfold", steps + 1);
   }
 }
 
-// Rank 2v+1 (absorber): the partner's block is block r-1, just before its own.
-void receive_fold(Comm& comm, const CollArgs& a, int partner) {
-  const Block theirs = patterns::block_of(a.count, comm.size(), partner);
-  comm.step("fold", 0);
-  Request r = comm.irecv(partner, at(a.recvbuf, theirs, a.elem_size()),
-                         theirs.count * a.elem_size(), kAllgatherTag);
-  comm.wait(r);
-}
-
-void send_unfold(Comm& comm, const CollArgs& a, int partner) {
-  const std::size_t elem = a.elem_size();
-  const Block theirs = patterns::block_of(a.count, comm.size(), partner);
-  const Block after = {theirs.offset + theirs.count, a.count - theirs.offset - theirs.count};
-  comm.step("unfold", 0);
-  Request s[2] = {comm.isend(partner, a.recvbuf, theirs.offset * elem, kAllgatherTag),
-                  comm.isend(partner, at(a.recvbuf, after, elem), after.count * elem,
-                             kAllgatherTag)};
-  comm.wait_all(s);
-}
-
-}  // namespace
-
-void allgather_recursive_doubling(Comm& comm, const CollArgs& a) {
-  allgather_detail::place_own_block(comm, a);
-  if (comm.size() == 1) return;
-  const patterns::HdLayout l = patterns::hd_layout(comm.size(), comm.rank());
-  if (l.role == patterns::FoldRole::sender) return run_folded_out(comm, a, l.fold_peer);
-  if (l.role == patterns::FoldRole::absorber) receive_fold(comm, a, l.fold_peer);
-  doubling(comm, a, l.vrank);
-  if (l.role == patterns::FoldRole::absorber) send_unfold(comm, a, l.fold_peer);
-}
-
-}  // namespace collscope
+}  // namespace collscope::schedules

@@ -9,34 +9,47 @@
 //
 // Every rank sends N-1 blocks (all but block r+1) and receives N-1 (all but its own):
 // (N-1)/N of the vector when blocks are even, in N-1 messages each way.
-// Limits: none (any N, any count; empty blocks are skipped). Runs inside other
-// collectives too (broadcast = scatter + allgather): no begin_call, tag 1 only.
-#include "collscope/allgather.hpp"
+// Limits: none (any N, any count; empty blocks are skipped). Step 0 sends the own block
+// straight from the send buffer and copies it into place while it travels: copying
+// first and sending the copy costs the copy plus a cache-cold send (1 MiB on 2 ranks:
+// 290 us against 83).
 #include "collscope/patterns/ring.hpp"
 #include "collscope/patterns/ring_own_block.hpp"
-#include "detail.hpp"
+#include "collscope/schedules.hpp"
+#include "ring_steps.hpp"
 
-namespace collscope {
+namespace collscope::detail {
 
-void allgather_ring(Comm& comm, const CollArgs& a) {
-  const int n = comm.size(), r = comm.rank();
+using patterns::Block;
+using patterns::block_of;
+
+Steps ring_allgather_steps(Plan& p, BufRef own, std::uint32_t tag, int first_step) {
+  const int n = p.size(), r = p.rank();
   const int next = patterns::ring_next(r, n), prev = patterns::ring_prev(r, n);
-  const std::size_t elem = a.elem_size();
-  if (n == 1) allgather_detail::place_own_block(comm, a);
+  const Block mine = block_of(p.count(), n, r);
+  StepBuilder s(p);
+  if (n == 1) {
+    co_yield s.copy(p.recv_at(mine), own, p.bytes(mine)).step("allgather ring", first_step);
+    co_return;
+  }
   for (int k = 0; k < n - 1; ++k) {
-    comm.step("allgather ring", k);
-    const auto out = patterns::block_of(a.count, n, patterns::own_ring_ag_send_block(r, n, k));
-    const auto in = patterns::block_of(a.count, n, patterns::own_ring_ag_recv_block(r, n, k));
-    // Step 0 sends the own block straight from the send buffer and copies it into
-    // place while the transfer runs: copying first and sending the copy costs the copy
-    // plus a cache-cold send (1 MiB on 2 ranks: 290 us before, 83 after; MPI 94).
-    const void* src = k == 0 ? a.sendbuf : patterns::at(a.recvbuf, out, elem);
-    Request reqs[2] = {
-        comm.irecv(prev, patterns::at(a.recvbuf, in, elem), in.count * elem, kAllgatherTag),
-        comm.isend(next, src, out.count * elem, kAllgatherTag)};
-    if (k == 0) allgather_detail::place_own_block(comm, a);
-    comm.wait_all(reqs);
+    const Block out = block_of(p.count(), n, patterns::own_ring_ag_send_block(r, n, k));
+    const Block in = block_of(p.count(), n, patterns::own_ring_ag_recv_block(r, n, k));
+    s.recv(prev, p.recv_at(in), p.bytes(in), tag);
+    s.send(next, k == 0 ? own : p.recv_at(out), p.bytes(out), tag);
+    if (k == 0) s.copy(p.recv_at(mine), own, p.bytes(mine));
+    co_yield s.step("allgather ring", first_step + k);
   }
 }
 
-}  // namespace collscope
+}  // namespace collscope::detail
+
+namespace collscope::schedules {
+
+Steps allgather_ring(Plan& p) {
+  const std::uint32_t tag = p.tag();
+  auto steps = detail::ring_allgather_steps(p, Plan::send(), tag, 0);
+  while (steps.next()) co_yield steps.value();
+}
+
+}  // namespace collscope::schedules

@@ -1,5 +1,6 @@
 // Double binary tree allreduce (Sanders, Speck & Traeff 2009; NCCL's tree algorithm).
-// Two binary trees run at once, each reducing and broadcasting half of the vector.
+// Two binary trees run at once, each reducing and broadcasting half of the vector,
+// pipelined in segments (tree_pipeline.hpp).
 //
 //   tree 0: NCCL's binary tree (patterns/tree.hpp), root 0
 //   tree 1: tree 0 shifted by one rank (r -> r+1) when N is odd,
@@ -8,20 +9,23 @@
 //
 // For even N the leaves of one tree (odd ranks) are the inner nodes of the other, so
 // each rank's send and receive links are busy in one tree while idle in the other.
-// Segments of --segment bytes pipeline each tree. Limits: none (any N, any count).
-#include "collscope/allreduce.hpp"
-#include "collscope/patterns/tree.hpp"
+// Limits: none (any N, any count). Scratch: two segments per child in each tree.
+#include "collscope/schedules.hpp"
 #include "tree_pipeline.hpp"
 
-namespace collscope {
+namespace collscope::schedules {
 
-void allreduce_dbt(Comm& comm, const CollArgs& a) {
-  const int n = comm.size(), r = comm.rank();
+Steps allreduce_dbt(Plan& p) {
+  const int n = p.size(), r = p.rank();
+  const int height = patterns::btree_height(n);
   const detail::TreeJob jobs[2] = {
-      {patterns::dbt_node(n, r, 0), patterns::block_of(a.count, 2, 0), 6},
-      {patterns::dbt_node(n, r, 1), patterns::block_of(a.count, 2, 1), 8},
+      {patterns::dbt_node(n, r, 0), patterns::dbt_depth(n, r, 0), height,
+       patterns::block_of(p.count(), 2, 0)},
+      {patterns::dbt_node(n, r, 1), patterns::dbt_depth(n, r, 1), height,
+       patterns::block_of(p.count(), 2, 1)},
   };
-  detail::tree_reduce_broadcast(comm, a, jobs);
+  auto inner = detail::pipelined_tree_allreduce(p, jobs);
+  while (inner.next()) co_yield inner.value();
 }
 
-}  // namespace collscope
+}  // namespace collscope::schedules

@@ -11,47 +11,32 @@
 // Every rank sends and receives N-1 blocks in N-1 messages, the least any all-to-all
 // can move. Limits: none (any N, any count). In place, the whole input is first copied
 // to scratch (N x count elements), since step k overwrites blocks later steps send.
-#include "collscope/scratch_limit.hpp"
-#include "collscope/alltoall.hpp"
 #include "collscope/patterns/pairwise.hpp"
-#include "blocks.hpp"
+#include "collscope/schedules.hpp"
 
-namespace collscope {
-namespace {
+namespace collscope::schedules {
 
-enum : std::uint32_t { kTagPairwise = 10 };
-
-// The input to read from: the send buffer, or its copy when the call is in place.
-const std::byte* input_blocks(Comm& comm, const CollArgs& a, std::size_t total) {
-  if (!a.in_place()) return static_cast<const std::byte*>(a.sendbuf);
-  void* copy = comm.scratch(0, total);
-  comm.reducer().copy(copy, a.sendbuf, total);
-  return static_cast<const std::byte*>(copy);
-}
-
-}  // namespace
-
-std::optional<std::string> alltoall_pairwise_constraint(int nranks, const CollArgs& a) {
-  if (!a.in_place()) return std::nullopt;
-  return scratch_constraint("alltoall", "pairwise", detail::alltoall_blocks_bytes(a, nranks),
-                            nranks, a);
-}
-
-void alltoall_pairwise(Comm& comm, const CollArgs& a) {
-  const int n = comm.size(), r = comm.rank();
-  const std::size_t blk = detail::alltoall_block_bytes(a);
-  auto off = [blk](int block) { return static_cast<std::size_t>(block) * blk; };
-  const std::byte* in = input_blocks(comm, a, off(n));
-  std::byte* out = static_cast<std::byte*>(a.recvbuf);
-  if (!a.in_place()) comm.reducer().copy(out + off(r), in + off(r), blk);
+Steps alltoall_pairwise(Plan& p) {
+  const int n = p.size(), r = p.rank();
+  const std::size_t blk = p.count() * p.elem();
+  auto at = [blk](int block) { return static_cast<std::size_t>(block) * blk; };
+  const std::uint32_t tag = p.tag();
+  StepBuilder s(p);
+  // The input to read from: the send buffer, or its copy when the call is in place.
+  BufRef in = Plan::send();
+  if (p.in_place()) {
+    in = p.scratch(at(n));
+    co_yield s.copy(in, Plan::send(), at(n)).step("keep input", 0);
+  } else {
+    s.copy(Plan::recv(at(r)), Plan::send(at(r)), blk);  // in the first step
+  }
   for (int k = 1; k <= patterns::pairwise_steps(n); ++k) {
-    comm.step("pairwise", k);
     const int to = patterns::pairwise_send_peer(r, n, k);
     const int from = patterns::pairwise_recv_peer(r, n, k);
-    Request reqs[2] = {comm.irecv(from, out + off(from), blk, kTagPairwise),
-                       comm.isend(to, in + off(to), blk, kTagPairwise)};
-    comm.wait_all(reqs);
+    s.recv(from, Plan::recv(at(from)), blk, tag).send(to, in.plus(at(to)), blk, tag);
+    co_yield s.step("pairwise", k);
   }
+  co_yield s.step("pairwise", n);  // N = 1: the own block's copy
 }
 
-}  // namespace collscope
+}  // namespace collscope::schedules

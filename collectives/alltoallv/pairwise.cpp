@@ -13,41 +13,29 @@
 // Every rank sends its row and receives its column, the diagonal aside, one message per
 // non-empty part. Limits: none (any N, any split matrix, zeros included); no in-place
 // form (collective.hpp).
-#include "collscope/alltoallv.hpp"
+#include "collscope/collective.hpp"
 #include "collscope/patterns/pairwise.hpp"
-#include "splits.hpp"
+#include "collscope/schedules.hpp"
 
-namespace collscope {
-namespace {
+namespace collscope::schedules {
 
-enum : std::uint32_t { kTagPairwiseV = 20 };
-
-}  // namespace
-
-std::optional<std::string> alltoallv_pairwise_constraint(int nranks, const CollArgs& a) {
-  return detail::split_matrix_check(nranks, a);
-}
-
-void alltoallv_pairwise(Comm& comm, const CollArgs& a) {
-  const int n = comm.size(), r = comm.rank();
-  const std::vector<std::size_t> send_off = detail::send_part_offsets(a, r, n);
-  const std::vector<std::size_t> recv_off = detail::recv_part_offsets(a, r, n);
-  const auto* in = static_cast<const std::byte*>(a.sendbuf);
-  auto* out = static_cast<std::byte*>(a.recvbuf);
-  auto part_bytes = [&](int from, int to) {
-    return static_cast<std::size_t>(split_at(a, from, to, n)) * a.elem_size();
-  };
-  auto idx = [](int i) { return static_cast<std::size_t>(i); };
-  comm.reducer().copy(out + recv_off[idx(r)], in + send_off[idx(r)], part_bytes(r, r));
+Steps alltoallv_pairwise(Plan& p) {
+  const int n = p.size(), r = p.rank();
+  const CollArgs& a = p.args();
+  const std::size_t elem = p.elem();
+  auto part = [&](int from, int to) { return split_at(a, from, to, n) * elem; };
+  auto send_at = [&](int to) { return Plan::send(split_send_offset(a, r, to, n) * elem); };
+  auto recv_at = [&](int from) { return Plan::recv(split_recv_offset(a, from, r, n) * elem); };
+  const std::uint32_t tag = p.tag();
+  StepBuilder s(p);
+  s.copy(recv_at(r), send_at(r), part(r, r));  // in the first step
   for (int k = 1; k <= patterns::pairwise_steps(n); ++k) {
-    comm.step("pairwise", k);
     const int to = patterns::pairwise_send_peer(r, n, k);
     const int from = patterns::pairwise_recv_peer(r, n, k);
-    Request reqs[2] = {
-        comm.irecv(from, out + recv_off[idx(from)], part_bytes(from, r), kTagPairwiseV),
-        comm.isend(to, in + send_off[idx(to)], part_bytes(r, to), kTagPairwiseV)};
-    comm.wait_all(reqs);
+    s.recv(from, recv_at(from), part(from, r), tag).send(to, send_at(to), part(r, to), tag);
+    co_yield s.step("pairwise", k);
   }
+  co_yield s.step("pairwise", n);  // N = 1: the diagonal's copy
 }
 
-}  // namespace collscope
+}  // namespace collscope::schedules

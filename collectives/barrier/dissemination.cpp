@@ -10,22 +10,25 @@
 // along the hops given by the binary digits of r - s (mod N), each hop a signal sent
 // after the sender's own earlier rounds completed. Every rank sends and receives
 // ceil(log2 N) zero-byte signals, on every N (no power-of-two restriction).
-// Limits: none. The signals are zero-byte messages (Comm::signal), counted as messages.
-#include "collscope/barrier.hpp"
+// Limits: none. The signals are zero-byte messages, counted as messages.
 #include "collscope/patterns/dissemination.hpp"
+#include "collscope/schedules.hpp"
 
-namespace collscope {
+namespace collscope::schedules {
 
-// Round k's signals carry local tag k (below 32 rounds, well inside 0..255).
-void barrier_dissemination(Comm& comm, const CollArgs&) {
-  const int n = comm.size(), r = comm.rank();
-  for (int k = 0; k < patterns::dissemination_rounds(n); ++k) {
-    comm.step("dissemination", k);
-    const auto tag = static_cast<std::uint32_t>(k);
-    Request reqs[2] = {comm.expect_signal(patterns::dissemination_wait_peer(r, n, k), tag),
-                       comm.signal(patterns::dissemination_signal_peer(r, n, k), tag)};
-    comm.wait_all(reqs);
+// Round k's signals carry their own tag, so a fast rank's round k+1 signal can never
+// be taken for a slow rank's round k.
+Steps barrier_dissemination(Plan& p) {
+  const int n = p.size(), r = p.rank();
+  const int rounds = patterns::dissemination_rounds(n);
+  std::uint32_t tags[32];
+  for (int k = 0; k < rounds; ++k) tags[k] = p.tag();
+  StepBuilder s(p);
+  for (int k = 0; k < rounds; ++k) {
+    s.wait_signal(patterns::dissemination_wait_peer(r, n, k), tags[k]);
+    s.signal(patterns::dissemination_signal_peer(r, n, k), tags[k]);
+    co_yield s.step("dissemination", k);
   }
 }
 
-}  // namespace collscope
+}  // namespace collscope::schedules

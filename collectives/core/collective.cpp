@@ -1,5 +1,9 @@
 #include "collscope/collective.hpp"
 
+#include <stdexcept>
+
+#include "collscope/vendor_mpi.hpp"
+
 namespace collscope {
 namespace {
 
@@ -29,36 +33,73 @@ std::size_t mean_row_bytes(const CollArgs& a, int n) {
 }
 std::size_t zero_bytes(const CollArgs&, int) { return 0; }
 
-// name, reduces, rooted, has_data, in_place, root_only, send, recv, count_for, reported
+using C = Collective;
+using E = Expected;
+using F = InputFill;
+using B = BusFactor;
+
+// One row per collective, in the order of the Collective enum.
 const CollectiveInfo kCollectives[] = {
-    {"allreduce", true, false, true, InPlace::same, false, full, full, whole_bytes, count_bytes},
-    {"reduce_scatter", true, false, true, InPlace::recv_in_send, false, full, own_block,
-     whole_bytes, count_bytes},
-    {"allgather", false, false, true, InPlace::send_in_recv, false, own_block, full, whole_bytes,
-     count_bytes},
-    {"broadcast", false, true, true, InPlace::same, false, full_at_root, full, whole_bytes,
-     count_bytes},
-    {"reduce", true, true, true, InPlace::same, false, full, full_at_root, whole_bytes,
-     count_bytes},
-    {"gather", false, true, true, InPlace::send_in_recv, true, own_block, full_at_root,
-     whole_bytes, count_bytes},
-    {"scatter", false, true, true, InPlace::recv_in_send, true, full_at_root, own_block,
-     whole_bytes, count_bytes},
-    {"alltoall", false, false, true, InPlace::same, false, per_peer, per_peer, per_peer_of_bytes,
-     per_peer_bytes},
-    {"alltoallv", false, false, true, InPlace::none, false, split_row, split_col, whole_bytes,
-     mean_row_bytes},
-    {"barrier", false, false, false, InPlace::none, false, none, none, no_count, zero_bytes},
+    // id name reduces rooted has_data in_place root_only send recv count_for reported
+    //   bus input expected vendor
+    {C::allreduce, "allreduce", true, false, true, InPlace::same, false, full, full,
+     whole_bytes, count_bytes, B::two_passes, F::vector, E::reduced, vendor::kMpiAllreduce},
+    {C::reduce_scatter, "reduce_scatter", true, false, true, InPlace::recv_in_send, false, full,
+     own_block, whole_bytes, count_bytes, B::one_pass, F::vector, E::reduced_own_block,
+     vendor::kMpiReduceScatter},
+    {C::allgather, "allgather", false, false, true, InPlace::send_in_recv, false, own_block,
+     full, whole_bytes, count_bytes, B::one_pass, F::own_block, E::every_block,
+     vendor::kMpiAllgather},
+    {C::broadcast, "broadcast", false, true, true, InPlace::same, false, full_at_root, full,
+     whole_bytes, count_bytes, B::one, F::vector, E::root_vector, vendor::kMpiBroadcast},
+    {C::reduce, "reduce", true, true, true, InPlace::same, false, full, full_at_root,
+     whole_bytes, count_bytes, B::one, F::vector, E::reduced, vendor::kMpiReduce},
+    {C::gather, "gather", false, true, true, InPlace::send_in_recv, true, own_block,
+     full_at_root, whole_bytes, count_bytes, B::one_pass, F::own_block, E::every_block,
+     vendor::kMpiGather},
+    {C::scatter, "scatter", false, true, true, InPlace::recv_in_send, true, full_at_root,
+     own_block, whole_bytes, count_bytes, B::one_pass, F::vector, E::root_block,
+     vendor::kMpiScatter},
+    {C::alltoall, "alltoall", false, false, true, InPlace::same, false, per_peer, per_peer,
+     per_peer_of_bytes, per_peer_bytes, B::one_pass, F::vector, E::alltoall_blocks,
+     vendor::kMpiAlltoall},
+    {C::alltoallv, "alltoallv", false, false, true, InPlace::none, false, split_row, split_col,
+     whole_bytes, mean_row_bytes, B::one_pass, F::vector, E::alltoallv_parts,
+     vendor::kMpiAlltoallv},
+    {C::barrier, "barrier", false, false, false, InPlace::none, false, none, none, no_count,
+     zero_bytes, B::one, F::none, E::none, vendor::kMpiBarrier},
 };
+
+const std::byte* byte_at(const void* base, std::size_t elements, std::size_t elem) {
+  return static_cast<const std::byte*>(base) + elements * elem;
+}
 
 }  // namespace
 
 std::span<const CollectiveInfo> all_collectives() { return kCollectives; }
 
+const CollectiveInfo& collective_info(Collective c) {
+  const CollectiveInfo& info = kCollectives[static_cast<std::size_t>(c)];
+  if (info.id != c) throw std::logic_error("the collective table is out of enum order");
+  return info;
+}
+
 const CollectiveInfo* find_collective(std::string_view name) {
   for (const CollectiveInfo& c : kCollectives)
     if (c.name == name) return &c;
   return nullptr;
+}
+
+std::string_view collective_name(Collective c) { return collective_info(c).name; }
+
+double busbw_factor(const CollectiveInfo& c, int nranks) {
+  const double n = nranks;
+  switch (c.bus_factor) {
+    case BusFactor::two_passes: return 2.0 * (n - 1) / n;
+    case BusFactor::one_pass: return (n - 1) / n;
+    case BusFactor::one: return 1.0;
+  }
+  return 1.0;
 }
 
 std::size_t in_place_offset(const CollectiveInfo& c, const CollArgs& a, int rank, int nranks) {
@@ -68,6 +109,31 @@ std::size_t in_place_offset(const CollectiveInfo& c, const CollArgs& a, int rank
     case InPlace::recv_in_send: return block_of(a.count, nranks, owner).offset;
     default: return 0;
   }
+}
+
+Aliasing aliasing_of(const CollectiveInfo& c, const CollArgs& a, bool in_place, int rank,
+                     int nranks) {
+  if (!in_place || (c.in_place_root_only && rank != a.root)) return {};
+  const std::size_t off = in_place_offset(c, a, rank, nranks) * a.elem_size();
+  switch (c.in_place) {
+    case InPlace::none: return {};
+    case InPlace::same: return {Aliasing::same, 0};
+    case InPlace::send_in_recv: return {Aliasing::send_inside_recv, off};
+    case InPlace::recv_in_send: return {Aliasing::recv_inside_send, off};
+  }
+  return {};
+}
+
+bool is_in_place(const CollectiveInfo& c, const CollArgs& a, int rank, int nranks) {
+  if (c.in_place_root_only && rank != a.root) return false;
+  const std::size_t off = in_place_offset(c, a, rank, nranks);
+  switch (c.in_place) {
+    case InPlace::none: return false;
+    case InPlace::same: return a.sendbuf == a.recvbuf;
+    case InPlace::send_in_recv: return a.sendbuf == byte_at(a.recvbuf, off, a.elem_size());
+    case InPlace::recv_in_send: return a.recvbuf == byte_at(a.sendbuf, off, a.elem_size());
+  }
+  return false;
 }
 
 std::uint64_t split_row_sum(const CollArgs& a, int rank, int n) {
@@ -92,6 +158,13 @@ std::uint64_t split_recv_offset(const CollArgs& a, int from, int to, int n) {
   std::uint64_t s = 0;
   for (int i = 0; i < from; ++i) s += split_at(a, i, to, n);
   return s;
+}
+
+std::optional<std::string> split_matrix_problem(int nranks, const CollArgs& a) {
+  const std::size_t n = static_cast<std::size_t>(nranks);
+  if (a.splits.size() == n * n) return std::nullopt;
+  return "alltoallv needs an N x N split matrix: " + std::to_string(a.splits.size()) +
+         " entries at " + std::to_string(nranks) + " ranks";
 }
 
 }  // namespace collscope

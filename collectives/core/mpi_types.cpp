@@ -67,12 +67,6 @@ MPI_Op mpi_op(ReduceOp op, DataType t) {
   return MPI_OP_NULL;
 }
 
-std::optional<std::string> mpi_count_constraint(std::size_t count) {
-  if (count <= static_cast<std::size_t>(INT_MAX)) return std::nullopt;
-  return "the vendor MPI collective takes an int count: " + std::to_string(count) +
-         " elements is above " + std::to_string(INT_MAX);
-}
-
 void check_mpi(int rc, const char* call) {
   if (rc != MPI_SUCCESS)
     throw RuntimeError(std::string(call) + " failed with code " + std::to_string(rc));

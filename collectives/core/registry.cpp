@@ -1,24 +1,31 @@
 #include <chrono>
+#include <string>
 #include <vector>
 
 #include "collscope/algorithm.hpp"
-#include "collscope/collective.hpp"
-#include "families.hpp"
+#include "collscope/schedules.hpp"
 
 namespace collscope {
 namespace {
 
-// Every collective's table, joined once.
+const VendorCall* vendor_call(Collective c, std::string_view library) {
+  if (library == "mpi") return &collective_info(c).mpi;
+  return nullptr;
+}
+
+// The table, from the one list.
 const std::vector<Algorithm>& table() {
-  static const std::vector<Algorithm> all = [] {
-    std::vector<Algorithm> v;
-    for (auto family : {allreduce_algorithms, reduce_scatter_algorithms, allgather_algorithms,
-                        broadcast_algorithms, reduce_algorithms, gather_algorithms,
-                        scatter_algorithms, alltoall_algorithms, alltoallv_algorithms,
-                        barrier_algorithms})
-      for (const Algorithm& a : family()) v.push_back(a);
-    return v;
-  }();
+  static const std::vector<Algorithm> all = {
+#define COLLSCOPE_ALGORITHM(collective, name, summary)                                      \
+  Algorithm{Collective::collective, #name, schedules::collective##_##name, nullptr,         \
+            theory::collective##_##name, summary},
+#define COLLSCOPE_VENDOR(collective, library, summary) \
+  Algorithm{Collective::collective, #library, nullptr,  \
+            vendor_call(Collective::collective, #library), nullptr, summary},
+#include "collscope/algorithms.def"
+#undef COLLSCOPE_ALGORITHM
+#undef COLLSCOPE_VENDOR
+  };
   return all;
 }
 
@@ -28,42 +35,129 @@ std::int64_t now_ns() {
       .count();
 }
 
+// The hand-written schedule, then (avg) the division of what this rank holds.
+Steps with_average(Steps inner, Plan& plan, std::size_t held_bytes) {
+  int last = 0;
+  while (inner.next()) {
+    last = inner.value().index;
+    co_yield inner.value();
+  }
+  StepBuilder s(plan);
+  s.divide(Plan::recv(), held_bytes);
+  co_yield s.step("average", last + 1);
+}
+
+// A vendor call's avg: the division alone, run through the executor.
+Steps division_only(Plan& plan, std::size_t held_bytes) {
+  StepBuilder s(plan);
+  s.divide(Plan::recv(), held_bytes);
+  co_yield s.step("average", 0);
+}
+
+std::size_t held_bytes(const Algorithm& algo, const Plan& plan) {
+  return algo.info().recv_count(plan.args(), plan.rank(), plan.size()) * plan.elem();
+}
+
+CollArgs as_sum(const CollArgs& a) {
+  CollArgs s = a;
+  if (s.op == ReduceOp::avg) s.op = ReduceOp::sum;
+  return s;
+}
+
 }  // namespace
+
+std::string Algorithm::full_name() const {
+  return std::string(collective_name()) + "_" + std::string(name);
+}
 
 std::span<const Algorithm> all_algorithms() { return table(); }
 
 const Algorithm* find_algorithm(std::string_view collective, std::string_view name) {
+  const CollectiveInfo* c = find_collective(collective);
+  return c ? find_algorithm(c->id, name) : nullptr;
+}
+
+const Algorithm* find_algorithm(Collective collective, std::string_view name) {
   for (const Algorithm& a : table())
     if (a.collective == collective && a.name == name) return &a;
   return nullptr;
 }
 
-void run_collective(Comm& comm, const Algorithm& algo, const CollArgs& args) {
-  progress().call_started_ns.store(now_ns(), std::memory_order_relaxed);
-  comm.begin_call(algo.collective.data(), algo.name.data(), args.mem);
-  if (args.op == ReduceOp::avg) {
-    CollArgs as_sum = args;
-    as_sum.op = ReduceOp::sum;
-    algo.run(comm, as_sum);
-    // The reduced elements this rank holds: the whole vector, its block, or none.
-    const std::size_t held =
-        find_collective(algo.collective)->recv_count(args, comm.rank(), comm.size());
-    comm.reducer().divide(args.recvbuf, held, args.dtype, comm.size());
-  } else {
-    algo.run(comm, args);
-  }
-  comm.end_call();
-  progress().call_started_ns.store(0, std::memory_order_relaxed);
+Plan make_plan(const Algorithm& algo, int rank, int nranks, const CollArgs& args,
+               bool in_place) {
+  return Plan(rank, nranks, args, aliasing_of(algo.info(), args, in_place, rank, nranks));
 }
 
-double busbw_factor(std::string_view collective, int nranks) {
-  const double n = nranks;
-  if (collective == "allreduce") return 2.0 * (n - 1) / n;
-  if (collective == "allgather" || collective == "reduce_scatter" ||
-      collective == "alltoall" || collective == "alltoallv" || collective == "gather" ||
-      collective == "scatter")
-    return (n - 1) / n;
-  return 1.0;
+Plan make_plan(const Algorithm& algo, int rank, int nranks, const CollArgs& args) {
+  return make_plan(algo, rank, nranks, args, is_in_place(algo.info(), args, rank, nranks));
+}
+
+Steps schedule_of(const Algorithm& algo, Plan& plan) {
+  if (plan.args().op != ReduceOp::avg) return algo.schedule(plan);
+  // The algorithm reduces as sum: a copy of the plan's args with op = sum is what it
+  // sees; the plan itself keeps avg only to size the final division.
+  plan = Plan(plan.rank(), plan.size(), as_sum(plan.args()), plan.aliasing());
+  const std::size_t held = held_bytes(algo, plan);
+  return with_average(algo.schedule(plan), plan, held);
+}
+
+std::size_t max_scratch_bytes(const Algorithm& algo, int nranks, const CollArgs& args,
+                              bool in_place) {
+  if (!algo.schedule) return 0;
+  std::size_t most = 0;
+  for (int r = 0; r < nranks; ++r) {
+    Plan plan = make_plan(algo, r, nranks, as_sum(args), in_place);
+    Steps steps = algo.schedule(plan);
+    steps.next();  // runs the schedule up to its first step: its declarations are done
+    most = std::max(most, plan.scratch_total());
+  }
+  return most;
+}
+
+std::optional<std::string> call_problem(const Algorithm& algo, int nranks, const CollArgs& args,
+                                        bool in_place) {
+  if (algo.collective == Collective::alltoallv)
+    if (auto bad = split_matrix_problem(nranks, args)) return bad;
+  if (algo.vendor) return algo.vendor->constraint ? algo.vendor->constraint(nranks, args) : std::nullopt;
+  const std::size_t need = max_scratch_bytes(algo, nranks, args, in_place);
+  if (need <= args.scratch_limit) return std::nullopt;
+  return std::string(algo.collective_name()) + "/" + std::string(algo.name) + " needs " +
+         std::to_string(need) + " B of scratch per rank at " +
+         std::to_string(nranks) + " ranks, above the limit of " +
+         std::to_string(args.scratch_limit) + " B (--max-scratch)";
+}
+
+std::vector<RankVolume> planned_volume(const Algorithm& algo, int rank, int nranks,
+                                       const CollArgs& args, bool in_place) {
+  Traffic traffic(nranks);
+  if (!algo.schedule) return traffic.per_peer();
+  Plan plan = make_plan(algo, rank, nranks, args, in_place);
+  Steps steps = schedule_of(algo, plan);
+  while (steps.next())
+    for (const CommOp& op : steps.value().comm) traffic.count(op);
+  return traffic.per_peer();
+}
+
+void run_collective(Comm& comm, const Algorithm& algo, const CollArgs& args) {
+  Progress& p = progress();
+  p.call_started_ns.store(now_ns(), std::memory_order_relaxed);
+  p.collective.store(algo.collective_name().data(), std::memory_order_relaxed);
+  p.algorithm.store(algo.name.data(), std::memory_order_relaxed);
+  const std::uint32_t seq = comm.next_seq();
+  Plan plan = make_plan(algo, comm.rank(), comm.size(), args);
+  const CallBuffers buffers{args.sendbuf, args.recvbuf};
+  if (algo.schedule) {
+    Steps steps = schedule_of(algo, plan);
+    comm.executor().run(plan, steps, buffers, seq);
+  } else {
+    algo.vendor->run(comm, as_sum(args));
+    if (args.op == ReduceOp::avg) {
+      Steps steps = division_only(plan, held_bytes(algo, plan));
+      comm.executor().run(plan, steps, buffers, seq);
+    }
+  }
+  Comm::step("done", 0);
+  p.call_started_ns.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace collscope

@@ -4,10 +4,10 @@
 // order (its own first, then each child's subtree behind it) and sends them to its
 // parent in one message.
 //
-//   N = 6, root 0:             round 0: 1 -b1-> 0, 3 -b3-> 2, 5 -b5-> 4
-//     0 -+- 4 - 5              round 1: 2 -b2b3-> 0
-//        +- 2 - 3              round 2: 4 -b4b5-> 0
-//        +- 1
+//   N = 6, root 0:             step 0: 1 -b1-> 0, 3 -b3-> 2, 5 -b5-> 4
+//     0 -+- 4 - 5              step 1: 2 -b2b3-> 0
+//        +- 2 - 3              step 2: 4 -b4b5-> 0
+//        +- 1                  (child v+m sends in step log2(m), nearest first)
 //
 // Blocks are indexed by real rank, so with root != 0 a subtree's blocks can wrap past
 // block N-1 to block 0 (root 3 of 6: the subtree v 2..3 is real 5, 0). Below the root
@@ -18,115 +18,73 @@
 // Per rank: sends its subtree's blocks (not the root) in one message, receives each
 // child's subtree's blocks in one message. Limits: none; scratch up to the subtree's
 // blocks (at most the vector) on inner ranks.
-#include <algorithm>
-#include <string>
 #include <vector>
 
-#include "collscope/scratch_limit.hpp"
-#include "collscope/gather.hpp"
 #include "collscope/patterns/binomial.hpp"
+#include "collscope/schedules.hpp"
 
-namespace collscope {
+namespace collscope::schedules {
 namespace {
 
-using patterns::at;
 using patterns::Block;
 using patterns::RankRun;
 
-enum : std::uint32_t { kTagUp = 0 };
-enum : int { kSlotSubtree = 0, kSlotWrapped = 1 };
-
-std::size_t run_elems(const CollArgs& a, int n, RankRun virt) {
-  return patterns::virtual_run_elems(a.count, n, a.root, virt);
+int log2_of(int power_of_two) {
+  int k = 0;
+  while ((1 << k) < power_of_two) ++k;
+  return k;
 }
 
-bool wraps(const CollArgs& a, int n, RankRun virt) { return patterns::run_wraps(n, a.root, virt); }
-
-// Where the blocks of a virtual run that does not wrap sit in the full vector.
-Block unwrapped_blocks(const CollArgs& a, int n, RankRun virt) {
-  return patterns::run_block(a.count, n, patterns::real_runs(n, a.root, virt)[0]);
-}
-
-std::size_t scratch_bytes(int n, int v, const CollArgs& a) {
-  return patterns::binomial_staging_elems(a.count, n, a.root, v) * a.elem_size();
-}
-
-// Inner non-root rank: own block, then every child's subtree, packed in virtual order.
-void gather_subtree(Comm& comm, const CollArgs& a, int v, const std::vector<int>& children) {
-  const int n = comm.size();
-  const std::size_t elem = a.elem_size();
-  const std::size_t total = run_elems(a, n, patterns::binomial_subtree(n, v));
-  auto* buf = static_cast<std::byte*>(comm.scratch(kSlotSubtree, total * elem));
-  std::vector<Request> recvs;
-  for (int c : children) {
-    const std::size_t offset = run_elems(a, n, {v, c - v});
-    const std::size_t elems = run_elems(a, n, patterns::binomial_subtree(n, c));
-    recvs.push_back(comm.irecv(patterns::to_real(c, a.root, n), buf + offset * elem,
-                               elems * elem, kTagUp));
-  }
-  comm.reducer().copy(buf, a.sendbuf, patterns::block_of(a.count, n, comm.rank()).count * elem);
-  comm.wait_all(recvs);
-  comm.step("send", 0);
-  const int parent = patterns::to_real(patterns::binomial_parent(n, v), a.root, n);
-  Request req = comm.isend(parent, buf, total * elem, kTagUp);
-  comm.wait(req);
-}
-
-// Copies the wrapped subtree (virtual order: real run 0, then real run 1) into place.
-void unpack_wrapped(Comm& comm, const CollArgs& a, RankRun virt, const std::byte* packed) {
-  const std::size_t elem = a.elem_size();
-  for (const RankRun& run : patterns::real_runs(comm.size(), a.root, virt)) {
-    const Block b = patterns::run_block(a.count, comm.size(), run);
-    comm.reducer().copy(at(a.recvbuf, b, elem), packed, b.count * elem);
-    packed += b.count * elem;
-  }
-}
-
-void gather_at_root(Comm& comm, const CollArgs& a, const std::vector<int>& children) {
-  const int n = comm.size();
-  const std::size_t elem = a.elem_size();
-  std::vector<Request> recvs;
-  RankRun wrapped{0, 0};
-  std::byte* packed = nullptr;
-  for (int c : children) {
-    const RankRun sub = patterns::binomial_subtree(n, c);
-    const std::size_t bytes = run_elems(a, n, sub) * elem;
-    std::byte* dst = nullptr;
-    if (wraps(a, n, sub)) {
-      wrapped = sub;
-      dst = packed = static_cast<std::byte*>(comm.scratch(kSlotWrapped, bytes));
-    } else {
-      dst = at(a.recvbuf, unwrapped_blocks(a, n, sub), elem);
-    }
-    recvs.push_back(comm.irecv(patterns::to_real(c, a.root, n), dst, bytes, kTagUp));
-  }
-  const Block own = patterns::block_of(a.count, n, a.root);
-  if (a.sendbuf != at(a.recvbuf, own, elem))  // out of place
-    comm.reducer().copy(at(a.recvbuf, own, elem), a.sendbuf, own.count * elem);
-  comm.wait_all(recvs);
-  if (packed) unpack_wrapped(comm, a, wrapped, packed);
+std::size_t run_bytes(const Plan& p, RankRun virt) {
+  return patterns::virtual_run_elems(p.count(), p.size(), p.args().root, virt) * p.elem();
 }
 
 }  // namespace
 
-std::optional<std::string> gather_binomial_constraint(int nranks, const CollArgs& a) {
-  std::size_t need = 0;
-  for (int v = 0; v < nranks; ++v) need = std::max(need, scratch_bytes(nranks, v, a));
-  return scratch_constraint("gather", "binomial", need, nranks, a);
+Steps gather_binomial(Plan& p) {
+  const int n = p.size(), root = p.args().root;
+  const int v = patterns::to_virtual(p.rank(), root, n);
+  const std::vector<int> children = patterns::binomial_children(n, v);  // farthest first
+  const Block own = patterns::block_of(p.count(), n, p.rank());
+  const std::uint32_t tag = p.tag();
+  StepBuilder s(p);
+  if (v != 0 && children.empty()) {  // a leaf sends its own block as it is
+    const int parent = patterns::to_real(patterns::binomial_parent(n, v), root, n);
+    co_yield s.send(parent, Plan::send(), p.bytes(own), tag).step("gather", log2_of(v & -v));
+    co_return;
+  }
+  // Inner ranks pack their subtree in scratch; the root uses its receive buffer, and
+  // scratch only for the one child subtree that wraps.
+  const std::size_t staging = patterns::binomial_staging_elems(p.count(), n, root, v) * p.elem();
+  const BufRef buf = staging > 0 ? p.scratch(staging) : BufRef{};
+  s.copy(v == 0 ? p.recv_at(own) : buf, Plan::send(), p.bytes(own));  // in the first step
+  for (auto it = children.rbegin(); it != children.rend(); ++it) {  // nearest first
+    const int c = *it;
+    const RankRun sub = patterns::binomial_subtree(n, c);
+    const int child = patterns::to_real(c, root, n);
+    if (v != 0) {  // behind our own block and the nearer children's subtrees
+      s.recv(child, buf.plus(run_bytes(p, {v, c - v})), run_bytes(p, sub), tag);
+    } else if (!patterns::run_wraps(n, root, sub)) {
+      const Block b = patterns::run_block(p.count(), n, patterns::real_runs(n, root, sub)[0]);
+      s.recv(child, p.recv_at(b), p.bytes(b), tag);
+    } else {  // lands packed in scratch, then goes to its two places
+      s.recv(child, buf, run_bytes(p, sub), tag);
+      std::size_t at = 0;
+      for (const RankRun& run : patterns::real_runs(n, root, sub)) {
+        const Block b = patterns::run_block(p.count(), n, run);
+        s.copy(p.recv_at(b), buf.plus(at), p.bytes(b));
+        at += p.bytes(b);
+      }
+    }
+    co_yield s.step("gather", log2_of(c - v));
+  }
+  if (v == 0) {
+    co_yield s.step("gather", 0);  // a lone root's copy
+    co_return;
+  }
+  const int parent = patterns::to_real(patterns::binomial_parent(n, v), root, n);
+  co_yield s.send(parent, buf, run_bytes(p, patterns::binomial_subtree(n, v)), tag)
+      .step("send", log2_of(v & -v));
 }
 
-void gather_binomial(Comm& comm, const CollArgs& a) {
-  const int n = comm.size();
-  const int v = patterns::to_virtual(comm.rank(), a.root, n);
-  const std::vector<int> children = patterns::binomial_children(n, v);
-  comm.step("gather", 0);
-  if (v == 0) return gather_at_root(comm, a, children);
-  if (!children.empty()) return gather_subtree(comm, a, v, children);
-  // A leaf sends its own block as it is.
-  const int parent = patterns::to_real(patterns::binomial_parent(n, v), a.root, n);
-  const std::size_t bytes = patterns::block_of(a.count, n, comm.rank()).count * a.elem_size();
-  Request req = comm.isend(parent, a.sendbuf, bytes, kTagUp);
-  comm.wait(req);
-}
-
-}  // namespace collscope
+}  // namespace collscope::schedules

@@ -52,6 +52,16 @@ TreeNode dbt_node(int nranks, int rank, int which) {
   return map_node(t, [nranks](int r) { return nranks - 1 - r; });
 }
 
+int dbt_depth(int nranks, int rank, int which) {
+  int depth = 0;
+  for (int r = rank; (r = dbt_node(nranks, r, which).parent) >= 0;) ++depth;
+  return depth;
+}
+
+// Rank 1 sits at the bottom of the chain 1, 2, 4, ..., the largest power of two below
+// N, whose parent is the root: no rank is deeper (a rank's parent is at a higher level).
+int btree_height(int nranks) { return nranks < 2 ? 0 : dbt_depth(nranks, 1, 0); }
+
 int dbt_root(int nranks, int which) {
   if (which == 0) return 0;
   return nranks % 2 == 1 ? mod(1, nranks) : nranks - 1;

@@ -14,41 +14,36 @@
 // buffer is never written but for block r, the result.
 #include "collscope/patterns/ring.hpp"
 #include "collscope/patterns/ring_own_block.hpp"
-#include "collscope/reduce_scatter.hpp"
+#include "collscope/schedules.hpp"
 
-namespace collscope {
-namespace {
+namespace collscope::schedules {
 
-using patterns::at;
 using patterns::Block;
 using patterns::block_of;
 
-enum : std::uint32_t { kTagRing = 1 };
-
-}  // namespace
-
-void reduce_scatter_ring(Comm& comm, const CollArgs& a) {
-  const int n = comm.size(), r = comm.rank();
-  const std::size_t elem = a.elem_size();
-  if (n == 1) return comm.reducer().copy(a.recvbuf, a.sendbuf, a.bytes());
+Steps reduce_scatter_ring(Plan& p) {
+  const int n = p.size(), r = p.rank();
+  StepBuilder s(p);
+  if (n == 1) {
+    co_yield s.copy(Plan::recv(), Plan::send(), p.count() * p.elem()).step("copy", 0);
+    co_return;
+  }
   const int next = patterns::ring_next(r, n), prev = patterns::ring_prev(r, n);
-  const std::size_t max_bytes = block_of(a.count, n, 0).count * elem;
-  std::byte* scratch = static_cast<std::byte*>(comm.scratch(0, 2 * max_bytes));
-  std::byte* partial[2] = {scratch, scratch + max_bytes};
+  const std::size_t max_bytes = p.bytes(block_of(p.count(), n, 0));
+  const BufRef scratch = p.scratch(2 * max_bytes);
+  const BufRef partial[2] = {scratch, scratch.plus(max_bytes)};
+  const std::uint32_t tag = p.tag();
   for (int k = 0; k < n - 1; ++k) {
-    comm.step("reduce-scatter ring", k);
-    const Block out = block_of(a.count, n, patterns::own_ring_rs_send_block(r, n, k));
-    const Block in = block_of(a.count, n, patterns::own_ring_rs_recv_block(r, n, k));
+    const Block out = block_of(p.count(), n, patterns::own_ring_rs_send_block(r, n, k));
+    const Block in = block_of(p.count(), n, patterns::own_ring_rs_recv_block(r, n, k));
     // Step 0 sends untouched input; later steps forward the partial sum made last step.
-    const std::byte* src = k == 0 ? at(a.sendbuf, out, elem) : partial[(k + 1) % 2];
-    std::byte* incoming = partial[k % 2];
-    Request reqs[2] = {comm.irecv(prev, incoming, in.count * elem, kTagRing),
-                       comm.isend(next, src, out.count * elem, kTagRing)};
-    comm.wait(reqs[0]);
-    void* sum = k == n - 2 ? a.recvbuf : incoming;  // the last block received is block r
-    comm.reducer().reduce(sum, at(a.sendbuf, in, elem), incoming, in.count, a.dtype, a.op);
-    comm.wait(reqs[1]);
+    const BufRef src = k == 0 ? p.send_at(out) : partial[(k + 1) % 2];
+    const BufRef incoming = partial[k % 2];
+    const BufRef sum = k == n - 2 ? Plan::recv() : incoming;  // the last one is block r
+    s.recv(prev, incoming, p.bytes(in), tag).send(next, src, p.bytes(out), tag);
+    s.reduce(sum, p.send_at(in), incoming, p.bytes(in));
+    co_yield s.step("reduce-scatter ring", k);
   }
 }
 
-}  // namespace collscope
+}  // namespace collscope::schedules

@@ -5,7 +5,7 @@
 #include <set>
 #include <vector>
 
-#include "collscope/allgather.hpp"
+#include "collscope/theory.hpp"
 #include "collscope/patterns/block.hpp"
 #include "collscope/patterns/bruck.hpp"
 #include "collscope/patterns/recursive_doubling.hpp"
@@ -146,16 +146,16 @@ TEST(AllgatherTheory, ClosedFormsForEvenBlocks) {
     const std::uint64_t block = 4000, rest = block * static_cast<std::uint64_t>(n - 1);
     const CollArgs a = float_args(1000 * static_cast<std::size_t>(n));
     for (int r = 0; r < n; ++r) {
-      const RankVolume ring = allgather_ring_theory(r, n, a);
+      const RankVolume ring = theory_total(theory::allgather_ring, r, n, a);
       EXPECT_EQ(ring.sent_bytes, rest);
       EXPECT_EQ(ring.recv_bytes, rest);
       EXPECT_EQ(ring.sent_msgs, static_cast<std::uint64_t>(n - 1));
-      const RankVolume bruck = allgather_bruck_theory(r, n, a);
+      const RankVolume bruck = theory_total(theory::allgather_bruck, r, n, a);
       EXPECT_EQ(bruck.sent_bytes, rest);
       EXPECT_EQ(bruck.recv_bytes, rest);
       EXPECT_EQ(bruck.recv_msgs, static_cast<std::uint64_t>(bruck_num_steps(n)));
       if (largest_pof2_at_most(n) == n) {  // no fold: log2 N exchanges
-        const RankVolume rd = allgather_recursive_doubling_theory(r, n, a);
+        const RankVolume rd = theory_total(theory::allgather_recursive_doubling, r, n, a);
         EXPECT_EQ(rd.sent_bytes, rest);
         EXPECT_EQ(rd.recv_bytes, rest);
         EXPECT_EQ(rd.sent_msgs, static_cast<std::uint64_t>(bruck_num_steps(n)));
@@ -169,15 +169,15 @@ TEST(AllgatherTheory, ClosedFormsForEvenBlocks) {
 // blocks {0,1} for {2} with rank 2, and sends blocks 1,2 back to rank 0.
 TEST(AllgatherTheory, RecursiveDoublingFoldForThreeRanks) {
   const CollArgs a = float_args(9);
-  const RankVolume r0 = allgather_recursive_doubling_theory(0, 3, a);
+  const RankVolume r0 = theory_total(theory::allgather_recursive_doubling, 0, 3, a);
   EXPECT_EQ(r0.sent_bytes, 12u);
   EXPECT_EQ(r0.recv_bytes, 24u);
   EXPECT_EQ(r0.recv_msgs, 1u);
-  const RankVolume r1 = allgather_recursive_doubling_theory(1, 3, a);
+  const RankVolume r1 = theory_total(theory::allgather_recursive_doubling, 1, 3, a);
   EXPECT_EQ(r1.sent_bytes, 24u + 24u);
   EXPECT_EQ(r1.recv_bytes, 12u + 12u);
   EXPECT_EQ(r1.sent_msgs, 2u);
-  const RankVolume r2 = allgather_recursive_doubling_theory(2, 3, a);
+  const RankVolume r2 = theory_total(theory::allgather_recursive_doubling, 2, 3, a);
   EXPECT_EQ(r2.sent_bytes, 12u);
   EXPECT_EQ(r2.recv_bytes, 24u);
 }

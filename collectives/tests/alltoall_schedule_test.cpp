@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "collscope/alltoall.hpp"
+#include "collscope/theory.hpp"
 #include "collscope/patterns/alltoall_bruck.hpp"
 #include "collscope/patterns/alltoall_ring.hpp"
 #include "collscope/patterns/pairwise.hpp"
@@ -129,21 +129,21 @@ CollArgs args_of(std::size_t count, DataType t = DataType::float32) {
 TEST(AlltoallTheory, PairwiseMovesNMinusOneBlocksInNMinusOneMessages) {
   for (int n = 1; n <= 9; ++n)
     for (int r = 0; r < n; ++r) {
-      const RankVolume v = alltoall_pairwise_theory(r, n, args_of(5, DataType::float64));
+      const RankVolume v = theory_total(theory::alltoall_pairwise, r, n, args_of(5, DataType::float64));
       const auto peers = static_cast<std::uint64_t>(n - 1);
       EXPECT_EQ(v, (RankVolume{peers * 40, peers, peers * 40, peers}));
     }
-  EXPECT_EQ(alltoall_pairwise_theory(0, 4, args_of(0)), RankVolume{});
+  EXPECT_EQ(theory_total(theory::alltoall_pairwise, 0, 4, args_of(0)), RankVolume{});
 }
 
 TEST(AlltoallTheory, RingMovesNTimesNMinusOneOverTwoBlocks) {
   for (int n = 1; n <= 9; ++n) {
     const auto blocks = static_cast<std::uint64_t>(n * (n - 1) / 2);
     const auto msgs = static_cast<std::uint64_t>(n - 1);
-    EXPECT_EQ(alltoall_ring_theory(n - 1, n, args_of(3)),
+    EXPECT_EQ(theory_total(theory::alltoall_ring, n - 1, n, args_of(3)),
               (RankVolume{blocks * 12, msgs, blocks * 12, msgs}));
   }
-  EXPECT_EQ(alltoall_ring_theory(1, 5, args_of(0)), RankVolume{});
+  EXPECT_EQ(theory_total(theory::alltoall_ring, 1, 5, args_of(0)), RankVolume{});
 }
 
 TEST(AlltoallTheory, BruckMovesMoreBytesInFewerMessagesThanPairwise) {
@@ -152,9 +152,9 @@ TEST(AlltoallTheory, BruckMovesMoreBytesInFewerMessagesThanPairwise) {
     for (int i = 0; i < n; ++i)
       popcounts += static_cast<std::uint64_t>(std::popcount(static_cast<unsigned>(i)));
     const auto steps = static_cast<std::uint64_t>(a2a_bruck_steps(n));
-    const RankVolume bruck = alltoall_bruck_theory(0, n, args_of(1));
+    const RankVolume bruck = theory_total(theory::alltoall_bruck, 0, n, args_of(1));
     EXPECT_EQ(bruck, (RankVolume{popcounts * 4, steps, popcounts * 4, steps})) << n;
-    const RankVolume pair = alltoall_pairwise_theory(0, n, args_of(1));
+    const RankVolume pair = theory_total(theory::alltoall_pairwise, 0, n, args_of(1));
     if (n <= 3) {  // 1, 2, 3 ranks: the two schedules move the same
       EXPECT_EQ(bruck, pair) << n;
     } else {
@@ -163,7 +163,7 @@ TEST(AlltoallTheory, BruckMovesMoreBytesInFewerMessagesThanPairwise) {
     }
   }
   // N = 8: 12 blocks in 3 messages against 7 in 7.
-  EXPECT_EQ(alltoall_bruck_theory(3, 8, args_of(1, DataType::int8)), (RankVolume{12, 3, 12, 3}));
+  EXPECT_EQ(theory_total(theory::alltoall_bruck, 3, 8, args_of(1, DataType::int8)), (RankVolume{12, 3, 12, 3}));
 }
 
 }  // namespace

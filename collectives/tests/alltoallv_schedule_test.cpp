@@ -6,9 +6,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "../alltoallv/splits.hpp"
-#include "collscope/alltoallv.hpp"
+#include "collscope/algorithm.hpp"
 #include "collscope/collective.hpp"
+#include "collscope/theory.hpp"
+#include "collscope/vendor_mpi.hpp"
 
 namespace collscope {
 namespace {
@@ -49,7 +50,7 @@ TEST(AlltoallvTheory, RowOutColumnInDiagonalAsideOneMessagePerNonEmptyPart) {
         want.recv_bytes += in * 4;
         want.recv_msgs += in > 0;
       }
-      const RankVolume got = alltoallv_pairwise_theory(r, n, a);
+      const RankVolume got = theory_total(theory::alltoallv_pairwise, r, n, a);
       EXPECT_EQ(got, want) << n << " " << r;
       total += got;
     }
@@ -61,39 +62,42 @@ TEST(AlltoallvTheory, RowOutColumnInDiagonalAsideOneMessagePerNonEmptyPart) {
 TEST(AlltoallvTheory, AllZeroMatrixMovesNothing) {
   const std::vector<std::uint64_t> zeros(16, 0);
   for (int r = 0; r < 4; ++r)
-    EXPECT_EQ(alltoallv_pairwise_theory(r, 4, args_with(zeros, DataType::float32)), RankVolume{});
+    EXPECT_EQ(theory_total(theory::alltoallv_pairwise, r, 4, args_with(zeros, DataType::float32)), RankVolume{});
 }
 
 TEST(AlltoallvSplits, OffsetsPackTheRowAndTheColumn) {
   const int n = 5;
   const std::vector<std::uint64_t> splits = skewed_splits(n);
   const CollArgs a = args_with(splits, DataType::float64);
-  for (int r = 0; r < n; ++r) {
-    const std::vector<std::size_t> send = detail::send_part_offsets(a, r, n);
-    const std::vector<std::size_t> recv = detail::recv_part_offsets(a, r, n);
+  for (int r = 0; r < n; ++r) {  // offsets are the running sums of the row and the column
+    std::uint64_t row = 0, column = 0;
     for (int p = 0; p < n; ++p) {
-      EXPECT_EQ(send[static_cast<std::size_t>(p)], split_send_offset(a, r, p, n) * 8);
-      EXPECT_EQ(recv[static_cast<std::size_t>(p)], split_recv_offset(a, p, r, n) * 8);
+      EXPECT_EQ(split_send_offset(a, r, p, n), row);
+      EXPECT_EQ(split_recv_offset(a, p, r, n), column);
+      row += splits[static_cast<std::size_t>(r * n + p)];
+      column += splits[static_cast<std::size_t>(p * n + r)];
     }
+    EXPECT_EQ(split_row_sum(a, r, n), row);
+    EXPECT_EQ(split_col_sum(a, r, n), column);
   }
-  EXPECT_FALSE(detail::split_matrix_check(n, a).has_value());
-  EXPECT_TRUE(detail::split_matrix_check(n + 1, a).has_value());
+  EXPECT_FALSE(split_matrix_problem(n, a).has_value());
+  EXPECT_TRUE(split_matrix_problem(n + 1, a).has_value());
 }
 
 TEST(AlltoallvConstraint, MpiNeedsIntCountsAndDisplacements) {
   std::vector<std::uint64_t> splits = {1, 2, 3, 4};
-  EXPECT_FALSE(alltoallv_mpi_constraint(2, args_with(splits, DataType::int8)).has_value());
+  EXPECT_FALSE(vendor::mpi_alltoallv_limits(2, args_with(splits, DataType::int8)).has_value());
   splits[1] = std::uint64_t{1} << 31;  // a part above INT_MAX
-  EXPECT_TRUE(alltoallv_mpi_constraint(2, args_with(splits, DataType::int8)).has_value());
+  EXPECT_TRUE(vendor::mpi_alltoallv_limits(2, args_with(splits, DataType::int8)).has_value());
   splits = {std::uint64_t{1} << 30, std::uint64_t{1} << 30, 0, 1};  // offset 2^30 fits
-  EXPECT_FALSE(alltoallv_mpi_constraint(2, args_with(splits, DataType::int8)).has_value());
+  EXPECT_FALSE(vendor::mpi_alltoallv_limits(2, args_with(splits, DataType::int8)).has_value());
   splits = {std::uint64_t{1} << 30, 0, std::uint64_t{1} << 30, 5};  // column 0 sums to 2^31
-  EXPECT_FALSE(alltoallv_mpi_constraint(2, args_with(splits, DataType::int8)).has_value());
+  EXPECT_FALSE(vendor::mpi_alltoallv_limits(2, args_with(splits, DataType::int8)).has_value());
   splits = {3, (std::uint64_t{1} << 31) - 2, 0, 0};
-  EXPECT_FALSE(alltoallv_mpi_constraint(2, args_with(splits, DataType::int8)).has_value());
-  EXPECT_TRUE(alltoallv_pairwise_constraint(3, args_with(splits, DataType::int8)).has_value());
+  EXPECT_FALSE(vendor::mpi_alltoallv_limits(2, args_with(splits, DataType::int8)).has_value());
+  EXPECT_TRUE(call_problem(*find_algorithm(Collective::alltoallv, "pairwise"), 3, args_with(splits, DataType::int8), false).has_value());
   splits = {std::uint64_t{INT_MAX}, 1, 1, 0, 0, 0, 0, 0, 0};  // third offset is 2^31
-  EXPECT_TRUE(alltoallv_mpi_constraint(3, args_with(splits, DataType::int8)).has_value());
+  EXPECT_TRUE(vendor::mpi_alltoallv_limits(3, args_with(splits, DataType::int8)).has_value());
 }
 
 }  // namespace

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "collscope/algorithm.hpp"
+#include "collscope/host_executor.hpp"
 #include "collscope/collective.hpp"
-#include "collscope/counting_transport.hpp"
 #include "collscope/transport_factory.hpp"
 #include "collscope/verify/collective_data.hpp"
 #include "test_transport.hpp"
@@ -36,11 +36,12 @@ TEST(BackToBack, ThousandsOfSmallCallsNeverCross) {
   long long wrong = 0, leaked = 0;
   {
     const auto transport = make_transport(test::transport_name(), MPI_COMM_WORLD);
-    Comm comm(*transport, vendor);
+    HostExecutor executor(*transport);
+    Comm comm(executor, vendor);
     for (int call = 0; call < kCalls; ++call) {
       const auto& [coll, name] = kMix[call % std::size(kMix)];
       const Algorithm& algo = *find_algorithm(coll, name);
-      const CollectiveInfo& info = *find_collective(coll);
+      const CollectiveInfo& info = algo.info();
       CollArgs a;
       a.count = 1 + static_cast<std::size_t>(call % 7);
       a.root = call % n;

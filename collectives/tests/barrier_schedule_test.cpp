@@ -21,7 +21,7 @@
 
 #include <vector>
 
-#include "collscope/barrier.hpp"
+#include "collscope/theory.hpp"
 #include "collscope/patterns/dissemination.hpp"
 
 namespace collscope::patterns {
@@ -69,7 +69,7 @@ TEST(Dissemination, TheoryIsOneSignalEachWayPerRound) {
   for (int n = 1; n <= 17; ++n) {
     const auto rounds = static_cast<std::uint64_t>(dissemination_rounds(n));
     for (int r = 0; r < n; ++r)
-      EXPECT_EQ(barrier_dissemination_theory(r, n, CollArgs{}),
+      EXPECT_EQ(theory_total(theory::barrier_dissemination, r, n, CollArgs{}),
                 (RankVolume{0, rounds, 0, rounds}));
   }
 }

@@ -5,7 +5,7 @@
 #include <set>
 #include <vector>
 
-#include "collscope/broadcast.hpp"
+#include "collscope/theory.hpp"
 #include "collscope/patterns/binomial.hpp"
 
 namespace collscope::patterns {
@@ -143,21 +143,21 @@ CollArgs rooted_args(std::size_t count, int root, std::size_t segment = kDefault
 
 TEST(BroadcastTheory, BinomialRootSendsCeilLog2Vectors) {
   const CollArgs a = rooted_args(1000, 2);
-  const RankVolume root = broadcast_binomial_theory(2, 6, a);
+  const RankVolume root = theory_total(theory::broadcast_binomial, 2, 6, a);
   EXPECT_EQ(root.sent_bytes, 3 * a.bytes());  // children 4, 2, 1 (virtual)
   EXPECT_EQ(root.recv_bytes, 0u);
-  const RankVolume leaf = broadcast_binomial_theory(3, 6, a);  // virtual 1: a leaf
+  const RankVolume leaf = theory_total(theory::broadcast_binomial, 3, 6, a);  // virtual 1: a leaf
   EXPECT_EQ(leaf.sent_msgs, 0u);
   EXPECT_EQ(leaf.recv_bytes, a.bytes());
 }
 
 TEST(BroadcastTheory, ChainSendsOneMessagePerSegment) {
   const CollArgs a = rooted_args(1001, 1, 400);  // 100 floats a segment: 11 segments
-  EXPECT_EQ(broadcast_chain_theory(1, 4, a).sent_msgs, 11u);
-  EXPECT_EQ(broadcast_chain_theory(1, 4, a).recv_msgs, 0u);
-  EXPECT_EQ(broadcast_chain_theory(0, 4, a).sent_msgs, 0u);  // the last rank of 1,2,3,0
-  EXPECT_EQ(broadcast_chain_theory(0, 4, a).recv_bytes, a.bytes());
-  EXPECT_EQ(broadcast_chain_theory(2, 4, a).sent_bytes, a.bytes());
+  EXPECT_EQ(theory_total(theory::broadcast_chain, 1, 4, a).sent_msgs, 11u);
+  EXPECT_EQ(theory_total(theory::broadcast_chain, 1, 4, a).recv_msgs, 0u);
+  EXPECT_EQ(theory_total(theory::broadcast_chain, 0, 4, a).sent_msgs, 0u);  // the last rank of 1,2,3,0
+  EXPECT_EQ(theory_total(theory::broadcast_chain, 0, 4, a).recv_bytes, a.bytes());
+  EXPECT_EQ(theory_total(theory::broadcast_chain, 2, 4, a).sent_bytes, a.bytes());
 }
 
 // Even blocks: the root sends its N-1 other blocks down the tree and N-1 on the ring;
@@ -168,12 +168,12 @@ TEST(BroadcastTheory, ScatterAllgatherMovesAboutTwiceTheVector) {
       const std::uint64_t block = 100 * 4;
       const CollArgs a = rooted_args(100 * static_cast<std::size_t>(n), root);
       const std::uint64_t others = static_cast<std::uint64_t>(n - 1) * block;
-      EXPECT_EQ(broadcast_scatter_allgather_theory(root, n, a).sent_bytes, 2 * others);
+      EXPECT_EQ(theory_total(theory::broadcast_scatter_allgather, root, n, a).sent_bytes, 2 * others);
       for (int r = 0; r < n; ++r) {
         if (r == root) continue;
         const int v = patterns::to_virtual(r, root, n);
         const auto len = static_cast<std::uint64_t>(patterns::binomial_subtree(n, v).len);
-        EXPECT_EQ(broadcast_scatter_allgather_theory(r, n, a).recv_bytes, len * block + others);
+        EXPECT_EQ(theory_total(theory::broadcast_scatter_allgather, r, n, a).recv_bytes, len * block + others);
       }
     }
 }
@@ -181,7 +181,7 @@ TEST(BroadcastTheory, ScatterAllgatherMovesAboutTwiceTheVector) {
 // Root 1 of 4: the subtree of virtual 2 is real {3, 0}, two pieces, two messages.
 TEST(BroadcastTheory, ScatterAllgatherSendsAWrappedSubtreeInTwoPieces) {
   const CollArgs a = rooted_args(400, 1);
-  const RankVolume v = broadcast_scatter_allgather_theory(3, 4, a);  // virtual 2
+  const RankVolume v = theory_total(theory::broadcast_scatter_allgather, 3, 4, a);  // virtual 2
   EXPECT_EQ(v.recv_msgs, 2u + 3u);                               // 2 pieces + the ring
   EXPECT_EQ(v.recv_bytes, 2 * 400u + 3 * 400u);
 }

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "collscope/algorithm.hpp"
-#include "collscope/gather.hpp"
+#include "collscope/theory.hpp"
 #include "collscope/patterns/binomial.hpp"
 
 namespace collscope::patterns {
@@ -83,37 +83,33 @@ TEST(GatherTheory, TheRootReceivesEveryOtherBlock) {
         const CollArgs a = rooted_args(count, root);
         const std::uint64_t others =
             (count - patterns::block_of(count, n, root).count) * a.elem_size();
-        EXPECT_EQ(gather_linear_theory(root, n, a).recv_bytes, others);
-        EXPECT_EQ(gather_binomial_theory(root, n, a).recv_bytes, others);
-        EXPECT_EQ(gather_binomial_theory(root, n, a).sent_bytes, 0u);
+        EXPECT_EQ(theory_total(theory::gather_linear, root, n, a).recv_bytes, others);
+        EXPECT_EQ(theory_total(theory::gather_binomial, root, n, a).recv_bytes, others);
+        EXPECT_EQ(theory_total(theory::gather_binomial, root, n, a).sent_bytes, 0u);
       }
 }
 
 TEST(GatherTheory, BinomialRootGetsOneMessagePerNonEmptyChild) {
   const CollArgs a = rooted_args(600, 3);
-  EXPECT_EQ(gather_binomial_theory(3, 6, a).recv_msgs, 3u);
-  EXPECT_EQ(gather_linear_theory(3, 6, a).recv_msgs, 5u);
+  EXPECT_EQ(theory_total(theory::gather_binomial, 3, 6, a).recv_msgs, 3u);
+  EXPECT_EQ(theory_total(theory::gather_linear, 3, 6, a).recv_msgs, 5u);
   // count 2 over 6 ranks: blocks 1,1,0,0,0,0. Root 3's children: virtual 4 (subtree
   // real 1, 2), 2 (real 5, 0) and 1 (real 4): the last one is empty, no message.
-  EXPECT_EQ(gather_binomial_theory(3, 6, rooted_args(2, 3)).recv_msgs, 2u);
-  EXPECT_EQ(gather_linear_theory(3, 6, rooted_args(2, 3)).recv_msgs, 2u);
-}
-
-bool rooted(std::string_view collective) {
-  return collective == "broadcast" || collective == "reduce" || collective == "gather" ||
-         collective == "scatter";
+  EXPECT_EQ(theory_total(theory::gather_binomial, 3, 6, rooted_args(2, 3)).recv_msgs, 2u);
+  EXPECT_EQ(theory_total(theory::gather_linear, 3, 6, rooted_args(2, 3)).recv_msgs, 2u);
 }
 
 TEST(RootedTheory, EveryByteSentIsReceivedAtEveryRoot) {
   for (const Algorithm& algo : all_algorithms()) {
-    if (!algo.theory || !rooted(algo.collective)) continue;
+    if (!algo.theory || !algo.info().rooted) continue;
     for (int n = 1; n <= 12; ++n)
       for (int root = 0; root < n; ++root)
         for (std::size_t count : {0ul, 1ul, 7ul, 100ul, 100003ul}) {
           RankVolume total;
-          for (int r = 0; r < n; ++r) total += algo.theory(r, n, rooted_args(count, root, 4096));
-          EXPECT_EQ(total.sent_bytes, total.recv_bytes) << algo.collective << "/" << algo.name;
-          EXPECT_EQ(total.sent_msgs, total.recv_msgs) << algo.collective << "/" << algo.name;
+          for (int r = 0; r < n; ++r)
+            total += theory_total(algo.theory, r, n, rooted_args(count, root, 4096));
+          EXPECT_EQ(total.sent_bytes, total.recv_bytes) << algo.full_name();
+          EXPECT_EQ(total.sent_msgs, total.recv_msgs) << algo.full_name();
           if (count == 0 || n == 1) {
             EXPECT_EQ(total.sent_bytes + total.sent_msgs, 0u);
           }

@@ -1,6 +1,5 @@
-// The time model without MPI: the model file, the trace byte form, the recording
-// decorator (over a fake transport), the simulator on hand-built traces worked out by
-// hand, and the seeds' closed forms.
+// The time model without MPI: the model file, the trace byte form, the simulator on
+// hand-built traces worked out by hand, and the seeds' closed forms.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -11,7 +10,6 @@
 #include "collscope/algorithm.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/model.hpp"
-#include "collscope/recording_transport.hpp"
 #include "collscope/seed_formulas.hpp"
 
 namespace collscope {
@@ -178,81 +176,6 @@ TEST(Trace, DamagedBytesAreRefused) {
   EXPECT_THROW(parse_trace(bytes), RuntimeError);
 }
 
-// ---- the recording decorator ---------------------------------------------------------
-
-// Hands out slots like the MPI transport (reused once waited for); moves nothing.
-class FakeTransport final : public Transport {
- public:
-  int rank() const override { return 0; }
-  int size() const override { return 4; }
-  std::string name() const override { return "fake"; }
-  Request isend(int, const void*, std::size_t, MemoryKind, Tag) override { return post(); }
-  Request irecv(int, void*, std::size_t, MemoryKind, Tag) override { return post(); }
-  void wait(Request& req) override {
-    if (req.pending()) free_.push_back(req.slot);
-    req = {};
-  }
-
- private:
-  Request post() {
-    if (free_.empty()) return Request{next_++};
-    const int slot = free_.back();
-    free_.pop_back();
-    return Request{slot};
-  }
-  std::vector<int> free_;
-  int next_ = 0;
-};
-
-TEST(RecordingTransport, RecordsPostsWaitsAndReductionsInOrder) {
-  FakeTransport fake;
-  RecordingTransport rec(fake);
-  Comm comm(rec, MPI_COMM_NULL);
-  rec.attach_reducer(comm);
-  comm.begin_call("allreduce", "test", MemoryKind::host);
-  Request before = comm.isend(1, nullptr, 8, 0);  // not recording yet
-  comm.wait(before);
-  rec.start();
-  float a[4] = {1, 2, 3, 4}, b[4] = {1, 1, 1, 1};
-  Request reqs[2] = {comm.irecv(3, b, 16, 5), comm.isend(1, a, 12, 5)};
-  comm.reducer().reduce(a, a, b, 4, DataType::float32, ReduceOp::sum);
-  comm.reducer().copy(b, a, 16);
-  comm.wait_all(reqs);
-  Request sig = comm.signal(2, 9);  // reuses a slot: still a new request
-  comm.wait(sig);
-  Request empty = comm.isend(1, a, 0, 1);  // never sent, so never recorded
-  comm.wait(empty);
-  rec.stop();
-  comm.reducer().reduce(a, a, b, 4, DataType::float32, ReduceOp::sum);  // not recorded
-  comm.end_call();
-  EXPECT_EQ(a[0], 4.0f);  // the inner reducer did reduce (twice)
-
-  const std::vector<TraceEvent>& e = rec.trace().events;
-  ASSERT_EQ(e.size(), 8u);
-  EXPECT_TRUE(e[0].op == TraceOp::recv && e[0].peer == 3 && e[0].bytes == 16 && e[0].tag == 5 &&
-              e[0].seq == comm.seq());
-  EXPECT_TRUE(e[1].op == TraceOp::send && e[1].peer == 1 && e[1].bytes == 12);
-  EXPECT_TRUE(e[2].op == TraceOp::reduce && e[2].bytes == 16);
-  EXPECT_TRUE(e[3].op == TraceOp::copy && e[3].bytes == 16);
-  EXPECT_TRUE(e[4].op == TraceOp::wait && e[4].request == 0);
-  EXPECT_TRUE(e[5].op == TraceOp::wait && e[5].request == 1);
-  EXPECT_TRUE(e[6].op == TraceOp::send && e[6].peer == 2 && e[6].bytes == 0 && e[6].tag == 9);
-  EXPECT_TRUE(e[7].op == TraceOp::wait && e[7].request == 6);  // its slot was reused
-  EXPECT_EQ(parse_trace(rec.serialize()).events.size(), 8u);
-}
-
-TEST(RecordingTransport, SignalWaitIsRecordedAndStartClears) {
-  FakeTransport fake;
-  RecordingTransport rec(fake);
-  rec.start();
-  Request r = rec.isend(1, nullptr, 0, MemoryKind::host, Tag{1, 2});
-  rec.wait(r);
-  ASSERT_EQ(rec.trace().events.size(), 2u);
-  EXPECT_EQ(rec.trace().events[1].request, 0u);
-  rec.start();
-  EXPECT_TRUE(rec.trace().events.empty());
-}
-
 // ---- the simulator -------------------------------------------------------------------
 
 // The textbook figure, N = 4, D = 4,000,000 B, so one block is B = 1,000,000 B:
@@ -410,7 +333,7 @@ TEST(SeedFormulas, EveryEntryNamesAHandWrittenAlgorithm) {
   for (const SeedFormula& f : all_seed_formulas()) {
     const Algorithm* algo = find_algorithm(f.collective, f.algorithm);
     ASSERT_NE(algo, nullptr) << f.collective << "/" << f.algorithm;
-    EXPECT_FALSE(algo->vendor);
+    EXPECT_FALSE(algo->is_vendor());
     EXPECT_FALSE(f.source.empty());
   }
 }

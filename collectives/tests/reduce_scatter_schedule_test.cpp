@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "collscope/patterns/halving_doubling.hpp"
-#include "collscope/reduce_scatter.hpp"
+#include "collscope/theory.hpp"
 #include "collscope/patterns/recursive_doubling.hpp"
 #include "collscope/patterns/ring.hpp"
 #include "collscope/patterns/ring_own_block.hpp"
@@ -111,12 +111,12 @@ TEST(ReduceScatterTheory, ClosedFormsForEvenBlocks) {
     const std::uint64_t rest = 4000 * static_cast<std::uint64_t>(n - 1);
     const CollArgs a = float_args(1000 * static_cast<std::size_t>(n));
     for (int r = 0; r < n; ++r) {
-      const RankVolume ring = reduce_scatter_ring_theory(r, n, a);
+      const RankVolume ring = theory_total(theory::reduce_scatter_ring, r, n, a);
       EXPECT_EQ(ring.sent_bytes, rest);
       EXPECT_EQ(ring.recv_bytes, rest);
       EXPECT_EQ(ring.recv_msgs, static_cast<std::uint64_t>(n - 1));
       if (largest_pof2_at_most(n) == n) {
-        const RankVolume h = reduce_scatter_halving_theory(r, n, a);
+        const RankVolume h = theory_total(theory::reduce_scatter_halving, r, n, a);
         EXPECT_EQ(h.sent_bytes, rest);
         EXPECT_EQ(h.recv_bytes, rest);
       }
@@ -128,14 +128,14 @@ TEST(ReduceScatterTheory, ClosedFormsForEvenBlocks) {
 // rank 1 takes it, sends block 2 to rank 2 and receives blocks 0,1 from it, returns block 0.
 TEST(ReduceScatterTheory, HalvingFoldForThreeRanks) {
   const CollArgs a = float_args(9);
-  const RankVolume r0 = reduce_scatter_halving_theory(0, 3, a);
+  const RankVolume r0 = theory_total(theory::reduce_scatter_halving, 0, 3, a);
   EXPECT_EQ(r0.sent_bytes, 36u);
   EXPECT_EQ(r0.recv_bytes, 12u);
-  const RankVolume r1 = reduce_scatter_halving_theory(1, 3, a);
+  const RankVolume r1 = theory_total(theory::reduce_scatter_halving, 1, 3, a);
   EXPECT_EQ(r1.sent_bytes, 12u + 12u);
   EXPECT_EQ(r1.recv_bytes, 36u + 24u);
   EXPECT_EQ(r1.sent_msgs, 2u);
-  const RankVolume r2 = reduce_scatter_halving_theory(2, 3, a);
+  const RankVolume r2 = theory_total(theory::reduce_scatter_halving, 2, 3, a);
   EXPECT_EQ(r2.sent_bytes, 24u);
   EXPECT_EQ(r2.recv_bytes, 12u);
 }

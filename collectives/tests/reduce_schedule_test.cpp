@@ -1,8 +1,8 @@
 // The reduce theory: the binomial broadcast's, with send and receive swapped.
 #include <gtest/gtest.h>
 
-#include "collscope/broadcast.hpp"
-#include "collscope/reduce.hpp"
+#include "collscope/theory.hpp"
+#include "collscope/theory.hpp"
 
 namespace collscope {
 namespace {
@@ -15,8 +15,8 @@ TEST(ReduceTheory, BinomialIsTheBroadcastReversed) {
         a.count = count;
         a.root = root;
         for (int r = 0; r < n; ++r) {
-          const RankVolume up = reduce_binomial_theory(r, n, a);
-          const RankVolume down = broadcast_binomial_theory(r, n, a);
+          const RankVolume up = theory_total(theory::reduce_binomial, r, n, a);
+          const RankVolume down = theory_total(theory::broadcast_binomial, r, n, a);
           EXPECT_EQ(up.sent_bytes, down.recv_bytes);
           EXPECT_EQ(up.sent_msgs, down.recv_msgs);
           EXPECT_EQ(up.recv_bytes, down.sent_bytes);
@@ -29,10 +29,10 @@ TEST(ReduceTheory, RootReceivesOneVectorPerChild) {
   CollArgs a;
   a.count = 256;
   a.root = 5;
-  EXPECT_EQ(reduce_binomial_theory(5, 8, a).recv_bytes, 3 * a.bytes());
-  EXPECT_EQ(reduce_binomial_theory(5, 8, a).sent_msgs, 0u);
-  EXPECT_EQ(reduce_binomial_theory(6, 8, a).sent_bytes, a.bytes());  // virtual 1: a leaf
-  EXPECT_EQ(reduce_binomial_theory(6, 8, a).recv_msgs, 0u);
+  EXPECT_EQ(theory_total(theory::reduce_binomial, 5, 8, a).recv_bytes, 3 * a.bytes());
+  EXPECT_EQ(theory_total(theory::reduce_binomial, 5, 8, a).sent_msgs, 0u);
+  EXPECT_EQ(theory_total(theory::reduce_binomial, 6, 8, a).sent_bytes, a.bytes());  // virtual 1: a leaf
+  EXPECT_EQ(theory_total(theory::reduce_binomial, 6, 8, a).recv_msgs, 0u);
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "collscope/algorithm.hpp"
-#include "collscope/allreduce.hpp"
+#include "collscope/theory.hpp"
 #include "collscope/collective.hpp"
 #include "collscope/patterns/tree.hpp"
 #include "collscope/verify/splits.hpp"
@@ -23,7 +23,7 @@ CollArgs args(std::size_t count, DataType t = DataType::float32) {
 TEST(Theory, EveryByteSentIsReceived) {
   for (const Algorithm& algo : all_algorithms()) {
     if (!algo.theory) continue;
-    const CollectiveInfo& info = *find_collective(algo.collective);
+    const CollectiveInfo& info = algo.info();
     for (int n = 1; n <= 12; ++n)
       for (std::size_t count : {0ul, 1ul, 7ul, 100ul, 100003ul}) {
         CollArgs a = args(count);
@@ -33,8 +33,8 @@ TEST(Theory, EveryByteSentIsReceived) {
         for (int root : {0, n - 1}) {
           a.root = root;
           RankVolume total;
-          for (int r = 0; r < n; ++r) total += algo.theory(r, n, a);
-          const std::string what = std::string(algo.collective) + "/" + std::string(algo.name) +
+          for (int r = 0; r < n; ++r) total += theory_total(algo.theory, r, n, a);
+          const std::string what = algo.full_name() +
                                    " n=" + std::to_string(n) + " count=" + std::to_string(count);
           EXPECT_EQ(total.sent_bytes, total.recv_bytes) << what;
           EXPECT_EQ(total.sent_msgs, total.recv_msgs) << what;
@@ -50,7 +50,7 @@ TEST(Theory, RingSendsTwoTimesNMinusOneOverN) {
   for (int n = 2; n <= 9; ++n) {
     const std::size_t count = 1000 * static_cast<std::size_t>(n);  // even blocks
     for (int r = 0; r < n; ++r) {
-      const RankVolume v = allreduce_ring_theory(r, n, args(count));
+      const RankVolume v = theory_total(theory::allreduce_ring, r, n, args(count));
       EXPECT_EQ(v.sent_bytes, 2 * (n - 1) * 1000 * 4u);
       EXPECT_EQ(v.recv_bytes, v.sent_bytes);
       EXPECT_EQ(v.sent_msgs, 2u * (n - 1));
@@ -58,25 +58,25 @@ TEST(Theory, RingSendsTwoTimesNMinusOneOverN) {
   }
   // Uneven: count 10 over 4 ranks -> blocks 3,3,2,2 (float). Rank 0 skips block 1 in the
   // reduce-scatter and block 2 in the allgather: (10-3) + (10-2) = 15 elements.
-  EXPECT_EQ(allreduce_ring_theory(0, 4, args(10)).sent_bytes, 15 * 4u);
+  EXPECT_EQ(theory_total(theory::allreduce_ring, 0, 4, args(10)).sent_bytes, 15 * 4u);
   // count 2 over 4 ranks: blocks 1,1,0,0; empty blocks send no message. Rank 3 sends
   // blocks 1,2,3 (reduce-scatter) and 0,2,3 (allgather): one non-empty block each.
-  EXPECT_EQ(allreduce_ring_theory(3, 4, args(2)).sent_msgs, 2u);
+  EXPECT_EQ(theory_total(theory::allreduce_ring, 3, 4, args(2)).sent_msgs, 2u);
 }
 
 TEST(Theory, DirectSendsTheWholeVectorToEveryPeer) {
-  EXPECT_EQ(allreduce_direct_theory(0, 5, args(100)).sent_bytes, 4 * 400u);
-  EXPECT_EQ(allreduce_direct_theory(0, 5, args(100)).recv_msgs, 4u);
+  EXPECT_EQ(theory_total(theory::allreduce_direct, 0, 5, args(100)).sent_bytes, 4 * 400u);
+  EXPECT_EQ(theory_total(theory::allreduce_direct, 0, 5, args(100)).recv_msgs, 4u);
 }
 
 TEST(Theory, TreeLeavesMoveTwiceTheDataInnerNodesMore) {
   const CollArgs a = args(1 << 20);  // 4 MiB, 4 segments of 1 MiB
-  const RankVolume leaf = allreduce_tree_theory(1, 8, a);  // rank 1: leaf
+  const RankVolume leaf = theory_total(theory::allreduce_tree, 1, 8, a);  // rank 1: leaf
   EXPECT_EQ(leaf.sent_bytes + leaf.recv_bytes, 2 * a.bytes());
   EXPECT_EQ(leaf.sent_msgs, 4u);
-  const RankVolume inner = allreduce_tree_theory(2, 8, a);  // rank 2: parent 4, children 1, 3
+  const RankVolume inner = theory_total(theory::allreduce_tree, 2, 8, a);  // rank 2: parent 4, children 1, 3
   EXPECT_EQ(inner.sent_bytes, 3 * a.bytes());
-  const RankVolume root = allreduce_tree_theory(0, 8, a);  // one child
+  const RankVolume root = theory_total(theory::allreduce_tree, 0, 8, a);  // one child
   EXPECT_EQ(root.sent_bytes, a.bytes());
 }
 
@@ -84,8 +84,8 @@ TEST(Theory, DbtCarriesHalfOnEachTree) {
   const CollArgs a = args(1001);  // halves 501 and 500
   // N = 2: tree 0 is 0 <- 1, tree 1 is 1 <- 0; each rank is a leaf in one tree and the
   // root of the other, so it sends 501 + 500 elements.
-  EXPECT_EQ(allreduce_dbt_theory(0, 2, a).sent_bytes, 1001 * 4u);
-  EXPECT_EQ(allreduce_dbt_theory(1, 2, a).sent_bytes, 1001 * 4u);
+  EXPECT_EQ(theory_total(theory::allreduce_dbt, 0, 2, a).sent_bytes, 1001 * 4u);
+  EXPECT_EQ(theory_total(theory::allreduce_dbt, 1, 2, a).sent_bytes, 1001 * 4u);
   for (int n = 2; n <= 16; n += 2)
     for (int r = 0; r < n; ++r) {  // even N: links = children + parent, per tree
       RankVolume want;
@@ -94,7 +94,7 @@ TEST(Theory, DbtCarriesHalfOnEachTree) {
         const std::uint64_t links = node.num_children() + (node.parent >= 0);
         want.sent_bytes += links * (t == 0 ? 501 : 500) * 4u;
       }
-      EXPECT_EQ(allreduce_dbt_theory(r, n, a).sent_bytes, want.sent_bytes);
+      EXPECT_EQ(theory_total(theory::allreduce_dbt, r, n, a).sent_bytes, want.sent_bytes);
     }
 }
 
@@ -102,23 +102,23 @@ TEST(Theory, HalvingDoublingPowerOfTwoAndFold) {
   // N = 4, count 10 -> blocks 3,3,2,2. The halving sends all but block v; the doubling
   // sends back the ranges the halving kept. v0 keeps [0,2) = 6 then [0] = 3 elements:
   // (10 - 3) + (6 + 3) = 16. v3 keeps [2,4) = 4 then [3] = 2: (10 - 2) + (4 + 2) = 14.
-  EXPECT_EQ(allreduce_halving_doubling_theory(0, 4, args(10)).sent_bytes, 16 * 4u);
-  EXPECT_EQ(allreduce_halving_doubling_theory(3, 4, args(10)).sent_bytes, 14 * 4u);
+  EXPECT_EQ(theory_total(theory::allreduce_halving_doubling, 0, 4, args(10)).sent_bytes, 16 * 4u);
+  EXPECT_EQ(theory_total(theory::allreduce_halving_doubling, 3, 4, args(10)).sent_bytes, 14 * 4u);
   // Even blocks: 2 (p-1)/p of the vector each way.
-  EXPECT_EQ(allreduce_halving_doubling_theory(5, 8, args(800)).sent_bytes, 2 * 700 * 4u);
+  EXPECT_EQ(theory_total(theory::allreduce_halving_doubling, 5, 8, args(800)).sent_bytes, 2 * 700 * 4u);
   // N = 3: rank 0 folds into rank 1, sends and receives the whole vector once.
-  const RankVolume folded = allreduce_halving_doubling_theory(0, 3, args(10));
+  const RankVolume folded = theory_total(theory::allreduce_halving_doubling, 0, 3, args(10));
   EXPECT_EQ(folded.sent_bytes, 40u);
   EXPECT_EQ(folded.recv_bytes, 40u);
   EXPECT_EQ(folded.sent_msgs, 1u);
   // Rank 1 (absorber, v0): fold in + unfold out + the power-of-two part with rank 2.
-  EXPECT_EQ(allreduce_halving_doubling_theory(1, 3, args(10)).sent_bytes, 40u + 2 * 5 * 4u);
+  EXPECT_EQ(theory_total(theory::allreduce_halving_doubling, 1, 3, args(10)).sent_bytes, 40u + 2 * 5 * 4u);
 }
 
 TEST(Theory, BusBandwidthFactorsFollowNcclTests) {
-  EXPECT_DOUBLE_EQ(busbw_factor("allreduce", 4), 1.5);
-  EXPECT_DOUBLE_EQ(busbw_factor("allgather", 4), 0.75);
-  EXPECT_DOUBLE_EQ(busbw_factor("broadcast", 4), 1.0);
+  EXPECT_DOUBLE_EQ(busbw_factor(*find_collective("allreduce"), 4), 1.5);
+  EXPECT_DOUBLE_EQ(busbw_factor(*find_collective("allgather"), 4), 0.75);
+  EXPECT_DOUBLE_EQ(busbw_factor(*find_collective("broadcast"), 4), 1.0);
 }
 
 }  // namespace

@@ -1,79 +1,75 @@
-// Exact volume of each allgather algorithm: bytes and messages one rank sends and
-// receives in one call, for any N and count, uneven blocks included. Written from the
-// schedules, apart from the code that sends, so the counting transport can check both.
-// A message of zero bytes is never sent and so never counted.
-#include "collscope/allgather.hpp"
-#include "collscope/patterns/block.hpp"
-#include "collscope/patterns/bruck.hpp"
-#include "collscope/patterns/recursive_doubling.hpp"
+// Closed-form volume of the allgather algorithms, per peer (theory.hpp).
+#include <algorithm>
 
-namespace collscope {
+#include "collscope/theory.hpp"
+#include "common.hpp"
+
+namespace collscope::theory {
 namespace {
 
-std::uint64_t block_bytes(const CollArgs& a, int n, int i) {
-  return patterns::block_of(a.count, n, patterns::mod(i, n)).count * a.elem_size();
-}
+using detail::Tally;
 
-std::uint64_t bytes_of(const CollArgs& a, patterns::Block b) { return b.count * a.elem_size(); }
-
-// The unfold: everything but block `b`, as the bytes before it and the bytes after it.
-struct AroundBlock {
-  std::uint64_t before = 0, after = 0;
-};
-
-AroundBlock around_block(const CollArgs& a, int n, int b) {
-  const patterns::Block own = patterns::block_of(a.count, n, b);
-  return {own.offset * a.elem_size(), (a.count - own.offset - own.count) * a.elem_size()};
+// Everything but block b, as the bytes before it and the bytes after it.
+void around_block(const CollArgs& a, int n, int b, std::uint64_t& before, std::uint64_t& after) {
+  before = detail::blocks_bytes(a, n, 0, b);
+  after = detail::blocks_bytes(a, n, b + 1, n - b - 1);
 }
 
 }  // namespace
 
-// Sends every block but r+1, receives every block but r, one message each.
-RankVolume allgather_ring_theory(int r, int n, const CollArgs& a) {
-  RankVolume v;
-  if (n == 1) return v;
+// Every block but r+1 to r+1, every block but its own from r-1.
+void allgather_ring(int r, int n, const CollArgs& a, std::span<RankVolume> pp) {
+  if (n == 1) return;
+  Tally t{pp};
   for (int b = 0; b < n; ++b) {
-    if (b != patterns::mod(r + 1, n)) v.send(block_bytes(a, n, b));
-    if (b != r) v.recv(block_bytes(a, n, b));
+    if (b != (r + 1) % n) t.send((r + 1) % n, detail::block_bytes(a, n, b));
+    if (b != r) t.recv((r + n - 1) % n, detail::block_bytes(a, n, b));
   }
-  return v;
 }
 
-// Folded-out rank 2v: its block to 2v+1, then the rest back in two messages. Virtual
-// ranks: the doubling's ranges; absorber 2v+1 adds the fold and the unfold.
-RankVolume allgather_recursive_doubling_theory(int r, int n, const CollArgs& a) {
-  RankVolume v;
-  if (n == 1) return v;
-  const patterns::HdLayout l = patterns::hd_layout(n, r);
-  if (l.role == patterns::FoldRole::sender) {
-    const AroundBlock rest = around_block(a, n, r);
-    v.send(block_bytes(a, n, r));
-    v.recv(rest.before);
-    v.recv(rest.after);
-    return v;
+// Folded-out rank 2v: its block to 2v+1, then the rest back in two messages (before and
+// after its block). Virtual ranks, at d = 1 .. p/2: the aligned group of d virtual
+// blocks holding our own out, the partner's in.
+void allgather_recursive_doubling(int r, int n, const CollArgs& a, std::span<RankVolume> pp) {
+  if (n == 1) return;
+  Tally t{pp};
+  const detail::Fold f(n);
+  std::uint64_t before = 0, after = 0;
+  if (f.folded_out(r)) {
+    around_block(a, n, r, before, after);
+    t.send(r + 1, detail::block_bytes(a, n, r));
+    t.recv(r + 1, before);
+    t.recv(r + 1, after);
+    return;
   }
-  if (l.role == patterns::FoldRole::absorber) {
-    const AroundBlock rest = around_block(a, n, l.fold_peer);
-    v.recv(block_bytes(a, n, l.fold_peer));
-    v.send(rest.before);
-    v.send(rest.after);
+  if (f.absorbs(r)) {
+    around_block(a, n, r - 1, before, after);
+    t.recv(r - 1, detail::block_bytes(a, n, r - 1));
+    t.send(r - 1, before);
+    t.send(r - 1, after);
   }
-  for (const patterns::HdStep& s : patterns::hd_allgather_steps(n, l.vrank)) {
-    v.send(bytes_of(a, patterns::folded_range(a.count, n, s.send_first, s.send_len)));
-    v.recv(bytes_of(a, patterns::folded_range(a.count, n, s.recv_first, s.recv_len)));
+  const int v = f.virtual_of(r);
+  for (int d = 1; d < f.p; d *= 2) {
+    const int peer = f.real_of(v ^ d);
+    t.send(peer, detail::group_bytes_folded(a, n, f, v, d));
+    t.recv(peer, detail::group_bytes_folded(a, n, f, v ^ d, d));
   }
-  return v;
 }
 
-// Step k: the first m rotated blocks out, m rotated blocks from position d in.
-RankVolume allgather_bruck_theory(int r, int n, const CollArgs& a) {
-  RankVolume v;
-  for (int k = 0; k < patterns::bruck_num_steps(n); ++k) {
-    const patterns::BruckStep s = patterns::bruck_step(r, n, k);
-    v.send(bytes_of(a, patterns::rotated_range(a.count, n, r, 0, s.nblocks)));
-    v.recv(bytes_of(a, patterns::rotated_range(a.count, n, r, s.distance, s.nblocks)));
+// Step k (d = 2^k, m = min(d, N-d) blocks): blocks r .. r+m-1 to r-d, blocks
+// r+d .. r+d+m-1 from r+d (indices mod N).
+void allgather_bruck(int r, int n, const CollArgs& a, std::span<RankVolume> pp) {
+  Tally t{pp};
+  for (int d = 1; d < n; d *= 2) {
+    const int m = std::min(d, n - d);
+    std::uint64_t out = 0, in = 0;
+    for (int i = 0; i < m; ++i) {
+      out += detail::block_bytes(a, n, (r + i) % n);
+      in += detail::block_bytes(a, n, (r + d + i) % n);
+    }
+    t.send(detail::wrap(r - d, n), out);
+    t.recv((r + d) % n, in);
   }
-  return v;
 }
 
-}  // namespace collscope
+}  // namespace collscope::theory

@@ -1,80 +1,105 @@
-// Exact volume of each allreduce algorithm: bytes and messages one rank sends and
-// receives in one call, for any N and count, uneven blocks included. Written from the
-// schedules, apart from the code that sends, so the counting transport can check both.
-// A message of zero bytes is never sent and so never counted.
-#include "../allreduce/tree_pipeline.hpp"
-#include "collscope/allreduce.hpp"
-#include "collscope/patterns/block.hpp"
-#include "collscope/patterns/halving_doubling.hpp"
-#include "collscope/patterns/ring.hpp"
-#include "collscope/patterns/tree.hpp"
+// Closed-form volume of the allreduce algorithms, per peer (theory.hpp).
+#include <vector>
 
-namespace collscope {
+#include "collscope/theory.hpp"
+#include "common.hpp"
+
+namespace collscope::theory {
 namespace {
 
-std::uint64_t block_bytes(const CollArgs& a, int nblocks, int i) {
-  return patterns::block_of(a.count, nblocks, patterns::mod(i, nblocks)).count * a.elem_size();
+using detail::Tally;
+
+// NCCL's binary tree (ncclGetBtree), restated: rank r != 0 sits at the level of its
+// lowest set bit b; its parent is r with b cleared and the next bit set, or with b
+// cleared alone when that is past the last rank. Rank 0 is the root.
+int btree_parent(int n, int r) {
+  if (r == 0) return -1;
+  const int b = detail::lowest_bit(r);
+  const int up = (r ^ b) | (b << 1);
+  return up < n ? up : r ^ b;
+}
+
+// The double binary tree's second tree is the first one with every rank renamed:
+// shifted by one when N is odd, mirrored when N is even.
+int dbt_rename(int n, int r) { return n % 2 == 1 ? (r + 1) % n : n - 1 - r; }
+
+// The tree neighbours of r in tree `which` (0: the binary tree, 1: its renaming).
+std::vector<int> tree_neighbours(int n, int r, int which) {
+  auto parent = [&](int x) {
+    if (which == 0) return btree_parent(n, x);
+    const int back = n % 2 == 1 ? (x + n - 1) % n : n - 1 - x;  // the inverse renaming
+    const int p = btree_parent(n, back);
+    return p < 0 ? -1 : dbt_rename(n, p);
+  };
+  std::vector<int> out;
+  if (parent(r) >= 0) out.push_back(parent(r));
+  for (int q = 0; q < n; ++q)
+    if (q != r && parent(q) == r) out.push_back(q);
+  return out;
+}
+
+// A tree link carries its part of `elems` elements once up and once down, in segments:
+// each side sends it once and receives it once.
+void tree_link(Tally& t, const CollArgs& a, int peer, std::uint64_t elems) {
+  t.exchange(peer, elems * a.elem_size(), detail::segments_of(a, elems));
 }
 
 }  // namespace
 
-// Reduce-scatter: rank r sends every block but r+1 and receives every block but r.
-// Allgather: it sends every block but r+2 and receives every block but r+1.
-RankVolume allreduce_ring_theory(int r, int n, const CollArgs& a) {
-  RankVolume v;
-  if (n == 1) return v;
+// Reduce-scatter: every block but r+1 to r+1, every block but r from r-1.
+// Allgather: every block but r+2 to r+1, every block but r+1 from r-1.
+void allreduce_ring(int r, int n, const CollArgs& a, std::span<RankVolume> pp) {
+  if (n == 1) return;
+  Tally t{pp};
+  const int next = (r + 1) % n, prev = (r + n - 1) % n;
   for (int b = 0; b < n; ++b) {
-    if (b != patterns::mod(r + 1, n)) v.send(block_bytes(a, n, b));
-    if (b != patterns::mod(r + 2, n)) v.send(block_bytes(a, n, b));
-    if (b != r) v.recv(block_bytes(a, n, b));
-    if (b != patterns::mod(r + 1, n)) v.recv(block_bytes(a, n, b));
+    if (b != (r + 1) % n) t.send(next, detail::block_bytes(a, n, b));
+    if (b != (r + 2) % n) t.send(next, detail::block_bytes(a, n, b));
+    if (b != r) t.recv(prev, detail::block_bytes(a, n, b));
+    if (b != (r + 1) % n) t.recv(prev, detail::block_bytes(a, n, b));
   }
-  return v;
 }
 
-// One whole vector to and from each of the N-1 others.
-RankVolume allreduce_direct_theory(int, int n, const CollArgs& a) {
-  RankVolume v;
-  for (int p = 1; p < n; ++p) {
-    v.send(a.bytes());
-    v.recv(a.bytes());
-  }
-  return v;
+// The whole vector to and from every other rank.
+void allreduce_direct(int r, int n, const CollArgs& a, std::span<RankVolume> pp) {
+  Tally t{pp};
+  for (int q = 0; q < n; ++q)
+    if (q != r) t.exchange(q, a.bytes(), 1);
 }
 
-RankVolume allreduce_tree_theory(int r, int n, const CollArgs& a) {
-  RankVolume v;
-  detail::add_tree_job_volume(v, patterns::btree_node(n, r), a.count, a);
-  return v;
+// Per link of the tree: the vector up and down, ceil(count / segment) messages each.
+void allreduce_tree(int r, int n, const CollArgs& a, std::span<RankVolume> pp) {
+  Tally t{pp};
+  for (int q : tree_neighbours(n, r, 0)) tree_link(t, a, q, a.count);
 }
 
-RankVolume allreduce_dbt_theory(int r, int n, const CollArgs& a) {
-  RankVolume v;
-  for (int t = 0; t < 2; ++t)
-    detail::add_tree_job_volume(v, patterns::dbt_node(n, r, t),
-                                patterns::block_of(a.count, 2, t).count, a);
-  return v;
+// Half of the vector (the first count - count/2 elements on tree 0, the rest on tree 1)
+// through each tree, as in the tree.
+void allreduce_dbt(int r, int n, const CollArgs& a, std::span<RankVolume> pp) {
+  Tally t{pp};
+  const std::uint64_t half[2] = {a.count - a.count / 2, a.count / 2};
+  for (int which = 0; which < 2; ++which)
+    for (int q : tree_neighbours(n, r, which)) tree_link(t, a, q, half[which]);
 }
 
-RankVolume allreduce_halving_doubling_theory(int r, int n, const CollArgs& a) {
-  RankVolume v;
-  if (n == 1) return v;
-  const patterns::HdLayout l = patterns::hd_layout(n, r);
-  if (l.role != patterns::FoldRole::none) {  // the whole vector each way with the partner
-    v.send(a.bytes());
-    v.recv(a.bytes());
-  }
-  if (l.vrank < 0) return v;
-  auto range_bytes = [&](int first, int len) {
-    return patterns::block_range(a.count, l.pof2, first, len).count * a.elem_size();
-  };
-  for (const auto& steps : {patterns::hd_reduce_scatter_steps(n, l.vrank),
-                            patterns::hd_allgather_steps(n, l.vrank)})
-    for (const patterns::HdStep& s : steps) {
-      v.send(range_bytes(s.send_first, s.send_len));
-      v.recv(range_bytes(s.recv_first, s.recv_len));
+// The fold's whole vector each way between 2v and 2v+1; then, among the p virtual
+// ranks, at distance d = p/2 .. 1 the aligned group of d of the p blocks holding the
+// partner's virtual rank goes out and the one holding our own comes in (halving), and
+// back again at d = 1 .. p/2 (doubling).
+void allreduce_halving_doubling(int r, int n, const CollArgs& a, std::span<RankVolume> pp) {
+  if (n == 1) return;
+  Tally t{pp};
+  const detail::Fold f(n);
+  if (f.folded_out(r) || f.absorbs(r)) t.exchange(f.folded_out(r) ? r + 1 : r - 1, a.bytes(), 1);
+  if (f.folded_out(r)) return;
+  const int v = f.virtual_of(r);
+  for (int d = 1; d < f.p; d *= 2) {
+    const int peer = f.real_of(v ^ d);
+    for (int pass = 0; pass < 2; ++pass) {  // the halving, then the doubling
+      t.send(peer, detail::group_bytes_p_blocks(a, f, pass == 0 ? v ^ d : v, d));
+      t.recv(peer, detail::group_bytes_p_blocks(a, f, pass == 0 ? v : v ^ d, d));
     }
-  return v;
+  }
 }
 
-}  // namespace collscope
+}  // namespace collscope::theory

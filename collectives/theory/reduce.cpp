@@ -1,17 +1,37 @@
-// Exact volume of each reduce algorithm: bytes and messages one rank sends and receives
-// in one call, from the schedule alone. A zero-byte message is never sent or counted.
-#include "collscope/patterns/binomial.hpp"
-#include "collscope/reduce.hpp"
+// Closed-form volume of the reduce algorithms, per peer (theory.hpp).
+#include "collscope/theory.hpp"
+#include "common.hpp"
+#include "rooted.hpp"
 
-namespace collscope {
+namespace collscope::theory {
+namespace {
 
-// The whole vector up each tree edge: once from every child, once to the parent.
-RankVolume reduce_binomial_theory(int r, int n, const CollArgs& a) {
-  RankVolume v;
-  const int vr = patterns::to_virtual(r, a.root, n);
-  for (std::size_t c = 0; c < patterns::binomial_children(n, vr).size(); ++c) v.recv(a.bytes());
-  if (vr != 0) v.send(a.bytes());
-  return v;
+// The vector up each tree edge, in `msgs` messages: once from every child, once to the
+// parent.
+void binomial_up(int r, int n, const CollArgs& a, std::span<RankVolume> pp, std::uint64_t msgs) {
+  if (a.bytes() == 0) return;
+  const detail::Binomial tree{n, a.root};
+  const int v = tree.virtual_of(r);
+  for (int c : tree.children(v)) {
+    RankVolume& from = pp[static_cast<std::size_t>(tree.real_of(c))];
+    from.recv_bytes += a.bytes();
+    from.recv_msgs += msgs;
+  }
+  if (v != 0) {
+    RankVolume& to = pp[static_cast<std::size_t>(tree.real_of(tree.parent(v)))];
+    to.sent_bytes += a.bytes();
+    to.sent_msgs += msgs;
+  }
 }
 
-}  // namespace collscope
+}  // namespace
+
+void reduce_binomial(int r, int n, const CollArgs& a, std::span<RankVolume> pp) {
+  binomial_up(r, n, a, pp, 1);
+}
+
+void reduce_pipelined(int r, int n, const CollArgs& a, std::span<RankVolume> pp) {
+  binomial_up(r, n, a, pp, detail::segments_of(a, a.count));
+}
+
+}  // namespace collscope::theory

@@ -72,7 +72,7 @@ void CollectiveCalls::start_recording() {
 }
 
 void CollectiveCalls::run(GroupComm& g, const Algorithm& algo, CollArgs& args) {
-  g.counter().reset();
+  g.traffic().reset();
   const auto t0 = std::chrono::steady_clock::now();
   run_collective(g.comm(), algo, args);
   comm_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -105,7 +105,7 @@ void CollectiveCalls::execute(GroupKind group, std::string_view site,
                             : bf16 ? static_cast<const void*>(send16.data()) : send.data();
     run(g, algo, args);
     if (bf16) from_bf16(recv16, recv);
-    rec.measured = g.counter().total();
+    rec.measured = g.traffic().total();
   }
   inject_fault(g, site, recv, args.dtype);
   if (recording_) records_.push_back(std::move(rec));
@@ -198,7 +198,7 @@ void CollectiveCalls::allgather_counts(GroupKind group, std::string_view site,
     a.sendbuf = mine.data();
     a.recvbuf = all.data();
     run(g, algorithm("allgather"), a);
-    rec.measured = g.counter().total();
+    rec.measured = g.traffic().total();
   }
   if (recording_) records_.push_back(std::move(rec));
 }

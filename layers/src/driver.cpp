@@ -48,14 +48,11 @@ using SplitsByRank = std::vector<std::vector<std::uint64_t>>;
 
 // Each planned call must be one its algorithm can run (scratch, counts within MPI's int).
 void check_plan(const Prepared& p) {
-  static char dummy;  // in place: send == receive; no buffer exists yet
   for (const PlannedCall& c : p.plan) {
     const Algorithm& algo = *p.algorithms.at(c.collective);
-    if (!algo.constraint) continue;
-    CollArgs a = call_args(c, p.options.storage);
-    a.sendbuf = a.recvbuf = &dummy;
-    if (c.collective == "alltoallv") continue;  // its splits come with the data
-    if (auto why = algo.constraint(group_size(p.config, c.group), a))
+    if (algo.collective == Collective::alltoallv) continue;  // its splits come with the data
+    const CollArgs a = call_args(c, p.options.storage);
+    if (auto why = call_problem(algo, group_size(p.config, c.group), a, true))
       throw UsageError(c.site + ": " + *why);
   }
 }
@@ -80,7 +77,7 @@ SiteVolume planned_site(const PlannedCall& c, const Prepared& p, const SplitsByR
   SiteVolume s;
   s.call = c;
   s.algorithm = std::string(algo.name);
-  s.vendor = algo.vendor;
+  s.vendor = algo.is_vendor();
   s.group_size = group_size(p.config, c.group);
   s.dtype = args.dtype;
   s.bytes = args.bytes();
@@ -91,7 +88,8 @@ SiteVolume planned_site(const PlannedCall& c, const Prepared& p, const SplitsByR
   if (algo.theory)
     for (int r = 0; r < p.config.world; ++r) {
       if (!splits.empty()) args.splits = splits[static_cast<std::size_t>(r)];
-      s.theory.push_back(algo.theory(group_of(p.config, c.group, r).position, s.group_size, args));
+      s.theory.push_back(
+          theory_total(algo.theory, group_of(p.config, c.group, r).position, s.group_size, args));
     }
   if (!splits.empty()) args.splits = splits.front();
   s.closed_form_bytes = seed_sent_bytes(c.collective, algo.name, s.group_size, args);

@@ -21,13 +21,13 @@ GroupComm::GroupComm(const ParallelConfig& config, GroupKind kind, MPI_Comm worl
                        " is " + std::to_string(split_rank) + " in its communicator, expected " +
                        std::to_string(position_.position));
   transport_ = make_transport(transport, split_);
-  counting_ = std::make_unique<CountingTransport>(*transport_);
-  comm_ = std::make_unique<Comm>(*counting_, split_);
+  executor_ = std::make_unique<HostExecutor>(*transport_);
+  comm_ = std::make_unique<Comm>(*executor_, split_);
 }
 
 GroupComm::~GroupComm() {
   comm_.reset();
-  counting_.reset();
+  executor_.reset();
   transport_.reset();
   if (split_ != MPI_COMM_NULL) MPI_Comm_free(&split_);
 }

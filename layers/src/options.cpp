@@ -20,7 +20,7 @@ std::string flag_of(std::string_view collective) {
 std::string algorithm_list(std::string_view collective) {
   std::string s;
   for (const Algorithm& a : all_algorithms())
-    if (a.collective == collective) s += (s.empty() ? "" : " ") + std::string(a.name);
+    if (a.collective_name() == collective) s += (s.empty() ? "" : " ") + std::string(a.name);
   return s;
 }
 

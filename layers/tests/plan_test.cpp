@@ -98,7 +98,7 @@ TEST(LayerOptions, Defaults) {
   EXPECT_EQ(resolve_algorithms(*layer, o).at("allreduce")->name, "ring");
   EXPECT_EQ(parse(*layer, {"-d", "bfloat16"}).storage, DataType::bfloat16);
   EXPECT_EQ(parse(*layer, {"-d", "float"}).storage, DataType::float32);
-  EXPECT_TRUE(resolve_algorithms(*layer, parse(*layer, {"--allreduce-alg", "mpi"})).at("allreduce")->vendor);
+  EXPECT_TRUE(resolve_algorithms(*layer, parse(*layer, {"--allreduce-alg", "mpi"})).at("allreduce")->is_vendor());
 }
 
 TEST(LayerOptions, BadInputIsAUsageError) {

@@ -16,7 +16,5 @@ MPI_Datatype mpi_datatype(DataType t);
 MPI_Op mpi_op(ReduceOp op, DataType t);  // avg is reduced as sum (see run_collective)
 // Throws RuntimeError naming the MPI call when rc is not MPI_SUCCESS.
 void check_mpi(int rc, const char* call);
-// Vendor collectives take an int count.
-std::optional<std::string> mpi_count_constraint(std::size_t count);
 
 }  // namespace collscope

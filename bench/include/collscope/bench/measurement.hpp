@@ -34,9 +34,10 @@ struct Measurement {
   // (vendor collectives); theory: empty when unknown.
   std::vector<RankVolume> measured, theory;
   std::vector<std::uint64_t> traffic_bytes;  // N x N, row = sender, column = receiver
+  std::vector<std::uint64_t> theory_traffic_bytes;  // the same from the theory; empty: unknown
   std::vector<int> node_of_rank;
   bool volume_checked = false, volume_ok = true;
-  std::string volume_error;  // first mismatch, for the report
+  std::string volume_error;  // first disagreement of counted, planned and theory volume
 
   bool checked = false;  // -c 1
   std::uint64_t wrong = 0;

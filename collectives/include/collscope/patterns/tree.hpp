@@ -30,5 +30,9 @@ TreeNode btree_node(int nranks, int rank);
 // Tree `which` (0 or 1) of the double binary tree.
 TreeNode dbt_node(int nranks, int rank, int which);
 int dbt_root(int nranks, int which);
+// A rank's depth in tree `which` of the double binary tree (the root: 0; tree 0 is the
+// binary tree), and the depth of its deepest rank (both trees have the same shape).
+int dbt_depth(int nranks, int rank, int which);
+int btree_height(int nranks);
 
 }  // namespace collscope::patterns

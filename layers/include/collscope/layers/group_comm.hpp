@@ -1,6 +1,6 @@
 // A rank group (groups.hpp) as a communicator the hand-written collectives can run on:
-// MPI_Comm_split of the world by group, a transport on it (-t mpi|ucx), a counting
-// decorator around the transport, and a Comm over the counter. Ranks inside the group
+// MPI_Comm_split of the world by group, a transport on it (-t mpi|ucx), the host
+// executor over the transport (which counts what it sends), and a Comm over it. Ranks inside the group
 // are numbered by their position in it, so a collective on a TP group is counted per
 // group, and each world rank's counter holds exactly what that rank sent.
 //
@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "collscope/comm.hpp"
-#include "collscope/counting_transport.hpp"
+#include "collscope/host_executor.hpp"
 #include "collscope/layers/groups.hpp"
 #include "collscope/transport.hpp"
 
@@ -32,14 +32,14 @@ class GroupComm {
   const GroupPosition& position() const { return position_; }
   int size() const { return static_cast<int>(position_.members.size()); }
   Comm& comm() { return *comm_; }
-  CountingTransport& counter() { return *counting_; }
+  Traffic& traffic() { return executor_->traffic(); }
 
  private:
   GroupKind kind_;
   GroupPosition position_;
   MPI_Comm split_ = MPI_COMM_NULL;  // also what the vendor collectives run on
   std::unique_ptr<Transport> transport_;
-  std::unique_ptr<CountingTransport> counting_;
+  std::unique_ptr<HostExecutor> executor_;
   std::unique_ptr<Comm> comm_;
 };
 

@@ -1,0 +1,89 @@
+// Executors: how a schedule (schedule.hpp) runs. One schedule, several executors:
+//
+//   executor  memory      messages                              local ops      a call is complete
+//   host      host        a Transport (MPI, UCX): isend/irecv   host reducer   when run() returns
+//   cuda      device      host staging, CUDA IPC, CUDA-aware    kernels on     when its stream
+//                         MPI                                   the stream     reaches the call's end
+//   nccl      device      one ncclGroupStart/End per step       kernels on     (synchronize())
+//                         (ncclSend/ncclRecv) on the stream     the stream
+//
+// So an executor says which memory space the call's buffers (and the scratch it
+// allocates) live in, which queue its work goes to, and where a call completes. The
+// caller times a call as run() + synchronize().
+//
+// Every executor counts the messages it hands to the wire with the same Traffic code,
+// at the moment it hands them over: that is the *counted* volume, which must equal the
+// schedule's *planned* volume (planned_volume.hpp) and the closed-form theory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collscope/schedule.hpp"
+#include "collscope/volume.hpp"
+
+namespace collscope {
+
+// Bytes and messages per peer, as one rank sends and receives them in one call.
+class Traffic {
+ public:
+  explicit Traffic(int nranks = 0) : per_peer_(static_cast<std::size_t>(nranks)) {}
+  void reset();
+  // One message handed to the wire: a data message (bytes > 0) or a signal (0 bytes).
+  void count(const CommOp& op);
+  const std::vector<RankVolume>& per_peer() const { return per_peer_; }
+  RankVolume total() const;
+
+ private:
+  std::vector<RankVolume> per_peer_;
+};
+
+// The buffers of one call, in the executor's memory space.
+struct CallBuffers {
+  const void* send = nullptr;
+  void* recv = nullptr;
+};
+
+enum class Completion {
+  on_return,  // the call is complete when run() returns (host)
+  on_queue,   // run() enqueues; the call completes in queue order (cuda, nccl)
+};
+
+// Where an executor's work goes: nullptr on the host (the calling thread); a
+// cudaStream_t for the device executors.
+struct Queue {
+  void* handle = nullptr;
+};
+
+class Executor {
+ public:
+  explicit Executor(int nranks) : traffic_(nranks) {}
+  virtual ~Executor() = default;
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  virtual std::string name() const = 0;  // the transport: "mpi", "ucx", "nccl"
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual MemoryKind memory() const = 0;
+  virtual Completion completion() const = 0;
+  virtual Queue queue() const { return {}; }
+
+  // Runs (or enqueues) one call: every step of `steps`, over `buffers`, with the scratch
+  // `plan` declares. `seq` is the call's sequence number (tags of back-to-back calls
+  // never match). Counts every message into traffic().
+  virtual void run(Plan& plan, Steps& steps, CallBuffers buffers, std::uint32_t seq) = 0;
+  // Waits until every call run so far is complete (nothing to do on the host).
+  virtual void synchronize() {}
+  // A local copy in the executor's memory space (vendor baselines use it).
+  virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
+
+  Traffic& traffic() { return traffic_; }
+
+ protected:
+  Traffic traffic_;
+};
+
+}  // namespace collscope

@@ -1,0 +1,29 @@
+// Pure checks of one call's schedules on every rank, without any communication (the
+// schedule tests run them for every algorithm, N = 1..16, every test count):
+//
+//   matching   every send has a receive on its peer in the same step, with the same
+//              bytes and tag, in the same order (and every signal a wait_signal);
+//   bounds     every reference lies inside its buffer: the call's send and receive
+//              buffers as the collective lays them out, or the scratch it declared;
+//   hazards    nothing may be written by two operations that can run at the same
+//              time: a step's receives are pairwise disjoint and disjoint from its
+//              sends; its local ops write nothing its sends read; a local op's output
+//              is exactly one of its inputs or apart from both;
+//   overlap    a step that lets its local ops overlap the next step: they touch no
+//              byte the next step receives into;
+//   volume     the planned volume (the schedule's messages per peer) equals the
+//              closed-form theory, per peer, byte for byte and message for message.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "collscope/algorithm.hpp"
+
+namespace collscope {
+
+// The first problem found, as one line naming the rank, step and operation, or nullopt.
+std::optional<std::string> check_schedules(const Algorithm& algo, int nranks,
+                                           const CollArgs& args, bool in_place);
+
+}  // namespace collscope

@@ -1,0 +1,21 @@
+// Traces of calls, computed from the schedules instead of recorded: each rank's
+// operations in the order the host executor issues them (the Sequencer), as the time
+// model's simulator reads them (model.hpp). No MPI, no buffers: a call at any N can be
+// predicted on one machine.
+#pragma once
+
+#include <vector>
+
+#include "collscope/algorithm.hpp"
+#include "collscope/model.hpp"
+
+namespace collscope {
+
+// One rank's trace: sends, receives, waits, reductions and copies (avg's division
+// counts as a reduction: it reads and writes every element once).
+RankTrace trace_of(Plan& plan, Steps& steps);
+// Every rank's trace of one call of a hand-written algorithm.
+std::vector<RankTrace> traces_of(const Algorithm& algo, int nranks, const CollArgs& args,
+                                 bool in_place);
+
+}  // namespace collscope

@@ -1,0 +1,199 @@
+#include "collscope/schedule_check.hpp"
+
+#include <map>
+#include <sstream>
+#include <tuple>
+#include <vector>
+
+namespace collscope {
+namespace {
+
+// One message as its sender or receiver saw it.
+struct Message {
+  int step = 0;
+  std::size_t bytes = 0;
+  bool signal = false;
+  bool operator==(const Message&) const = default;
+};
+using Channel = std::tuple<int, int, std::uint32_t>;  // from, to, tag
+using Messages = std::map<Channel, std::vector<Message>>;
+
+std::string where(int rank, const Step& s) {
+  return "rank " + std::to_string(rank) + " step " + std::to_string(s.index) + " (" + s.phase + ")";
+}
+
+class RankChecker {
+ public:
+  RankChecker(const Algorithm& algo, Plan& plan) : algo_(algo), plan_(plan) {}
+
+  // Walks the rank's schedule; collects its messages into `sent` and `received`.
+  std::optional<std::string> run(Steps& steps, Messages& sent, Messages& received);
+
+ private:
+  Range range(BufRef ref, std::size_t bytes) const { return plan_.locate(ref, bytes); }
+  std::optional<std::string> bounds(const Step& s, BufRef ref, std::size_t bytes) const;
+  std::optional<std::string> step_hazards(const Step& s) const;
+  std::optional<std::string> overlap_hazards(const Step& next) const;
+  std::size_t region_bytes(BufRef ref) const;
+
+  const Algorithm& algo_;
+  Plan& plan_;
+  std::vector<Range> kept_local_;  // ranges the last step's deferred local ops touch
+  std::string kept_where_;
+};
+
+std::size_t RankChecker::region_bytes(BufRef ref) const {
+  const CollArgs& a = plan_.args();
+  switch (ref.region) {
+    case Region::send: return algo_.info().send_count(a, plan_.rank(), plan_.size()) * a.elem_size();
+    case Region::recv: return algo_.info().recv_count(a, plan_.rank(), plan_.size()) * a.elem_size();
+    case Region::scratch:
+      return ref.slot < plan_.scratch_sizes().size() ? plan_.scratch_sizes()[ref.slot] : 0;
+  }
+  return 0;
+}
+
+std::optional<std::string> RankChecker::bounds(const Step& s, BufRef ref, std::size_t bytes) const {
+  if (bytes == 0 || ref.offset + bytes <= region_bytes(ref)) return std::nullopt;
+  static const char* names[] = {"send", "recv", "scratch"};
+  return where(plan_.rank(), s) + ": bytes [" + std::to_string(ref.offset) + ", " +
+         std::to_string(ref.offset + bytes) + ") of the " + names[static_cast<int>(ref.region)] +
+         " buffer (slot " + std::to_string(ref.slot) + "), which has " +
+         std::to_string(region_bytes(ref)) + " B";
+}
+
+std::optional<std::string> RankChecker::step_hazards(const Step& s) const {
+  std::vector<Range> recvs, sends;
+  for (const CommOp& op : s.comm) (op.receives() ? recvs : sends).push_back(range(op.buf, op.bytes));
+  for (std::size_t i = 0; i < recvs.size(); ++i) {
+    for (std::size_t j = i + 1; j < recvs.size(); ++j)
+      if (recvs[i].overlaps(recvs[j])) return where(plan_.rank(), s) + ": two receives write the same bytes";
+    for (const Range& snd : sends)
+      if (recvs[i].overlaps(snd)) return where(plan_.rank(), s) + ": a receive writes bytes a send reads";
+  }
+  for (const LocalOp& op : s.local) {
+    const Range out = range(op.out, op.bytes);
+    for (const Range& snd : sends)
+      if (out.overlaps(snd)) return where(plan_.rank(), s) + ": a local op writes bytes a send reads";
+    const int inputs = op.kind == LocalKind::reduce ? 2 : 1;
+    for (int i = 0; i < inputs; ++i) {
+      const Range in = range(i == 0 ? op.a : op.b, op.bytes);
+      if (in.overlaps(out) && !(in == out))
+        return where(plan_.rank(), s) + ": a local op's output partly overlaps its input";
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> RankChecker::overlap_hazards(const Step& next) const {
+  for (const CommOp& op : next.comm) {
+    if (!op.receives()) continue;
+    const Range r = range(op.buf, op.bytes);
+    for (const Range& kept : kept_local_)
+      if (r.overlaps(kept))
+        return kept_where_ + " overlaps its local ops with " + where(plan_.rank(), next) +
+               ", whose receive writes bytes they use";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> RankChecker::run(Steps& steps, Messages& sent, Messages& received) {
+  bool first = true;
+  while (steps.next()) {
+    if (first) plan_.freeze();
+    first = false;
+    const Step& s = steps.value();
+    if (s.empty()) continue;
+    if (auto bad = overlap_hazards(s)) return bad;
+    kept_local_.clear();
+    for (const CommOp& op : s.comm) {
+      if (op.peer < 0 || op.peer >= plan_.size() || op.peer == plan_.rank())
+        return where(plan_.rank(), s) + ": a message names peer " + std::to_string(op.peer);
+      if (auto bad = bounds(s, op.buf, op.bytes)) return bad;
+      const bool signal = op.kind == CommKind::signal || op.kind == CommKind::wait_signal;
+      const Message m{s.index, op.bytes, signal};
+      if (op.receives()) received[{op.peer, plan_.rank(), op.tag}].push_back(m);
+      else sent[{plan_.rank(), op.peer, op.tag}].push_back(m);
+    }
+    for (const LocalOp& op : s.local) {
+      for (BufRef ref : {op.out, op.a})
+        if (auto bad = bounds(s, ref, op.bytes)) return bad;
+      if (op.kind == LocalKind::reduce)
+        if (auto bad = bounds(s, op.b, op.bytes)) return bad;
+    }
+    if (auto bad = step_hazards(s)) return bad;
+    if (s.overlap_next) {
+      for (const LocalOp& op : s.local) {
+        kept_local_.push_back(range(op.out, op.bytes));
+        kept_local_.push_back(range(op.a, op.bytes));
+        if (op.kind == LocalKind::reduce) kept_local_.push_back(range(op.b, op.bytes));
+      }
+      kept_where_ = where(plan_.rank(), s);
+    }
+  }
+  return std::nullopt;
+}
+
+std::string describe(const Channel& c) {
+  return "the messages from rank " + std::to_string(std::get<0>(c)) + " to rank " +
+         std::to_string(std::get<1>(c)) + " with tag " + std::to_string(std::get<2>(c));
+}
+
+std::string list(const std::vector<Message>& ms) {
+  std::ostringstream s;
+  for (std::size_t i = 0; i < ms.size() && i < 4; ++i)
+    s << (i ? ", " : "") << (ms[i].signal ? "signal" : std::to_string(ms[i].bytes) + " B")
+      << " in step " << ms[i].step;
+  if (ms.size() > 4) s << ", ... (" << ms.size() << " in all)";
+  return ms.empty() ? "none" : s.str();
+}
+
+std::optional<std::string> match(const Messages& sent, const Messages& received) {
+  static const std::vector<Message> none;
+  auto find = [&](const Messages& m, const Channel& c) -> const std::vector<Message>& {
+    const auto it = m.find(c);
+    return it == m.end() ? none : it->second;
+  };
+  for (const Messages* side : {&sent, &received})
+    for (const auto& [channel, ignored] : *side) {
+      const auto& s = find(sent, channel);
+      const auto& r = find(received, channel);
+      if (s != r) return describe(channel) + " do not match: sent " + list(s) + "; received " + list(r);
+    }
+  return std::nullopt;
+}
+
+std::optional<std::string> volume_against_theory(const Algorithm& algo, int rank, int nranks,
+                                                 const CollArgs& args, bool in_place) {
+  const std::vector<RankVolume> planned = planned_volume(algo, rank, nranks, args, in_place);
+  const std::vector<RankVolume> theory = theory_per_peer(algo.theory, rank, nranks, args);
+  for (int q = 0; q < nranks; ++q) {
+    const RankVolume &p = planned[static_cast<std::size_t>(q)], &t = theory[static_cast<std::size_t>(q)];
+    if (p == t) continue;
+    return "rank " + std::to_string(rank) + " with rank " + std::to_string(q) + ": planned sent " +
+           std::to_string(p.sent_bytes) + " B/" + std::to_string(p.sent_msgs) + " msgs, recv " +
+           std::to_string(p.recv_bytes) + " B/" + std::to_string(p.recv_msgs) + "; theory sent " +
+           std::to_string(t.sent_bytes) + " B/" + std::to_string(t.sent_msgs) + ", recv " +
+           std::to_string(t.recv_bytes) + " B/" + std::to_string(t.recv_msgs);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> check_schedules(const Algorithm& algo, int nranks,
+                                           const CollArgs& args, bool in_place) {
+  Messages sent, received;
+  for (int r = 0; r < nranks; ++r) {
+    Plan plan = make_plan(algo, r, nranks, args, in_place);
+    Steps steps = schedule_of(algo, plan);
+    RankChecker checker(algo, plan);
+    if (auto bad = checker.run(steps, sent, received)) return bad;
+  }
+  if (auto bad = match(sent, received)) return bad;
+  for (int r = 0; r < nranks; ++r)
+    if (auto bad = volume_against_theory(algo, r, nranks, args, in_place)) return bad;
+  return std::nullopt;
+}
+
+}  // namespace collscope

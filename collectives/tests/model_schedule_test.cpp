@@ -1,0 +1,84 @@
+// The time model on the real algorithms' schedules (computed, not recorded): the ring
+// allreduce's trace must give the textbook figure exactly, and every hand-written
+// algorithm's traces, at N = 1..8 and the ranks it runs at, must replay to the end and
+// carry exactly the bytes and messages its theory gives.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "collscope/schedule_trace.hpp"
+#include "collscope/verify/splits.hpp"
+
+namespace collscope {
+namespace {
+
+// The same model as model_test.cpp: alpha 2 us, achieved bandwidth 1e9 B/s, reduce
+// 4e9 B/s, start_lat 5 us, sync_lat 3 us.
+Model test_model() {
+  Model m;
+  m.intra_node = {2e9, 0.5, 2e-6, 5e-6, 3e-6};
+  m.inter_node = m.intra_node;
+  m.reduce_rate = 4e9;
+  return m;
+}
+
+// Blocks of B = 1,000,000 B (250,000 floats): per rank and step alpha + B / bw =
+// 2 + 1000 us, per reduce-scatter step B / reduce_rate = 250 us. At N = 4:
+// 5 + 6 x 1002 + 3 x 250 + 3 = 6770 us.
+TEST(ModelOnSchedules, RingAllreduceGivesTheTextbookFigure) {
+  for (int n : {2, 3, 4, 8}) {
+    CollArgs a;
+    a.count = static_cast<std::size_t>(n) * 250'000;
+    const auto traces = traces_of(*find_algorithm(Collective::allreduce, "ring"), n, a, false);
+    const double steps = n - 1;
+    const double want = n == 4 ? 6770.0 : 5 + 2 * steps * 1002 + steps * 250 + 3;
+    EXPECT_NEAR(predict_us(traces, std::vector<int>(traces.size(), 0), test_model()), want, 1e-6)
+        << "N = " << n;
+  }
+}
+
+struct TraceVolume {
+  RankVolume volume;
+  std::uint64_t waits = 0, posts = 0;
+};
+
+TraceVolume volume_of(const RankTrace& t) {
+  TraceVolume v;
+  for (const TraceEvent& e : t.events) {
+    if (e.op == TraceOp::send) v.volume += RankVolume{e.bytes, 1, 0, 0};
+    if (e.op == TraceOp::recv) v.volume += RankVolume{0, 0, e.bytes, 1};
+    v.posts += e.op == TraceOp::send || e.op == TraceOp::recv;
+    v.waits += e.op == TraceOp::wait;
+  }
+  return v;
+}
+
+TEST(ModelOnSchedules, EveryAlgorithmsTraceReplaysAndCarriesItsTheory) {
+  for (int n = 1; n <= 8; ++n) {
+    const std::vector<std::uint64_t> splits =
+        verify::make_splits(verify::SplitPattern::random, 1001, n, 5);
+    for (const Algorithm& algo : all_algorithms()) {
+      if (!algo.schedule) continue;
+      CollArgs a;
+      a.count = 1001;
+      a.root = n - 1;
+      a.segment_bytes = 1024;  // several segments in the pipelined algorithms
+      a.splits = splits;
+      const auto traces = traces_of(algo, n, a, false);
+      const std::string what = algo.full_name() + " N=" + std::to_string(n);
+      double us = 0;
+      EXPECT_NO_THROW(us = predict_us(traces, std::vector<int>(traces.size(), 0), test_model()))
+          << what;
+      EXPECT_GE(us, 8.0) << what;  // start_lat + sync_lat at least
+      for (int r = 0; r < n; ++r) {
+        const TraceVolume v = volume_of(traces[static_cast<std::size_t>(r)]);
+        EXPECT_EQ(v.volume, theory_total(algo.theory, r, n, a)) << what << " rank " << r;
+        EXPECT_EQ(v.waits, v.posts) << what << " rank " << r << ": every request waited for";
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace collscope

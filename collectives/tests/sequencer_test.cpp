@@ -1,0 +1,159 @@
+// The order in which schedules are issued (collscope/sequencer.hpp), which both the host
+// executor and the time model follow: receives before sends, overlapped local ops
+// between the next step's receives and sends, early local ops, sends left in flight
+// until their bytes are reused, the window of sends in flight, and the end of a call.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "collscope/sequencer.hpp"
+
+namespace collscope {
+namespace {
+
+// Each action as a short word: "recv1@0" (post a receive from rank 1, id 0),
+// "send2@1", "wait@0", "reduce", "copy", "divide"; begin_step is left out.
+std::vector<std::string> issue_order(Plan& plan, Steps& steps, std::size_t window = 64) {
+  std::vector<std::string> out;
+  Sequencer seq(window);
+  seq.start(plan, steps);
+  static const char* local_names[] = {"reduce", "copy", "divide"};
+  for (const Action* a = &seq.next(); a->kind != Action::Kind::end; a = &seq.next()) {
+    switch (a->kind) {
+      case Action::Kind::post_recv:
+        out.push_back("recv" + std::to_string(a->comm->peer) + "@" + std::to_string(a->id));
+        break;
+      case Action::Kind::post_send:
+        out.push_back("send" + std::to_string(a->comm->peer) + "@" + std::to_string(a->id));
+        break;
+      case Action::Kind::wait: out.push_back("wait@" + std::to_string(a->id)); break;
+      case Action::Kind::local: out.push_back(local_names[static_cast<int>(a->local->kind)]); break;
+      default: break;
+    }
+  }
+  return out;
+}
+
+Plan plan_of(std::size_t count = 64) {
+  CollArgs a;
+  a.count = count;  // floats
+  return Plan(0, 4, a, {});
+}
+
+using Words = std::vector<std::string>;
+
+// One ring step: receives first, then sends, then the wait, then the reduction of what
+// arrived; the send stays in flight to the end of the call.
+Steps ring_step(Plan& p) {
+  const BufRef in = p.scratch(16);
+  const std::uint32_t tag = p.tag();
+  StepBuilder s(p);
+  s.send(1, Plan::send(0), 16, tag).recv(3, in, 16, tag).reduce(Plan::recv(16), Plan::send(16), in, 16);
+  co_yield s.step("ring", 0);
+}
+
+TEST(Sequencer, ReceivesThenSendsThenWaitThenLocalOps) {
+  Plan p = plan_of();
+  Steps s = ring_step(p);
+  EXPECT_EQ(issue_order(p, s), (Words{"recv3@0", "send1@1", "wait@0", "reduce", "wait@1"}));
+}
+
+// Step 0's reduction overlaps step 1: it runs after step 1's receive is posted and
+// before its send, which carries what it produced.
+Steps pipelined(Plan& p) {
+  const BufRef box = p.scratch(32);
+  const std::uint32_t tag = p.tag();
+  StepBuilder s(p);
+  s.recv(2, box, 16, tag).reduce(Plan::recv(0), Plan::send(0), box, 16);
+  co_yield s.step("up", 0, true);
+  s.recv(2, box.plus(16), 16, tag).send(1, Plan::recv(0), 16, tag);
+  co_yield s.step("up", 1);
+}
+
+TEST(Sequencer, OverlappedLocalOpsRunBetweenTheNextReceivesAndSends) {
+  Plan p = plan_of();
+  Steps s = pipelined(p);
+  EXPECT_EQ(issue_order(p, s), (Words{"recv2@0", "wait@0", "recv2@0", "reduce", "send1@1",
+                                      "wait@0", "wait@1"}));
+}
+
+// A copy that touches nothing the step receives runs while the message travels.
+Steps place_while_receiving(Plan& p) {
+  const std::uint32_t tag = p.tag();
+  StepBuilder s(p);
+  s.recv(3, Plan::recv(0), 16, tag).send(1, Plan::send(0), 16, tag);
+  s.copy(Plan::recv(16), Plan::send(0), 16).copy(Plan::recv(32), Plan::recv(0), 16);
+  co_yield s.step("allgather", 0);
+}
+
+TEST(Sequencer, LocalOpsThatTouchNoReceivedBytesRunEarly) {
+  Plan p = plan_of();
+  Steps s = place_while_receiving(p);
+  EXPECT_EQ(issue_order(p, s), (Words{"recv3@0", "send1@1", "copy", "wait@0", "copy", "wait@1"}));
+}
+
+// A send's bytes are received into in the next step: the send is waited for first.
+Steps reuse_a_sent_buffer(Plan& p) {
+  const BufRef box = p.scratch(16);
+  const std::uint32_t tag = p.tag();
+  StepBuilder s(p);
+  co_yield s.send(1, box, 16, tag).step("s", 0);
+  co_yield s.step("nothing", 1);  // empty: skipped
+  co_yield s.recv(3, box, 16, tag).step("r", 2);
+}
+
+TEST(Sequencer, ASendIsWaitedForBeforeItsBytesAreReused) {
+  Plan p = plan_of();
+  Steps s = reuse_a_sent_buffer(p);
+  EXPECT_EQ(issue_order(p, s), (Words{"send1@0", "wait@0", "recv3@0", "wait@0"}));
+}
+
+// Aliasing counts: in place, the send buffer is the receive buffer.
+Steps send_then_receive_in_place(Plan& p) {
+  const std::uint32_t tag = p.tag();
+  StepBuilder s(p);
+  co_yield s.send(1, Plan::send(0), 16, tag).step("s", 0);
+  co_yield s.recv(3, Plan::recv(8), 16, tag).step("r", 1);
+}
+
+TEST(Sequencer, InPlaceBuffersAlias) {
+  CollArgs a;
+  a.count = 64;
+  Plan apart(0, 4, a, {}), same(0, 4, a, {Aliasing::same, 0});
+  Steps s1 = send_then_receive_in_place(apart), s2 = send_then_receive_in_place(same);
+  EXPECT_EQ(issue_order(apart, s1), (Words{"send1@0", "recv3@1", "wait@1", "wait@0"}));
+  EXPECT_EQ(issue_order(same, s2), (Words{"send1@0", "wait@0", "recv3@0", "wait@0"}));
+}
+
+// Three sends in one step with a window of two: the oldest is waited for at the third.
+Steps three_sends(Plan& p) {
+  const std::uint32_t tag = p.tag();
+  StepBuilder s(p);
+  s.send(1, Plan::send(0), 4, tag).send(2, Plan::send(4), 4, tag).send(3, Plan::send(8), 4, tag);
+  co_yield s.step("fan out", 0);
+}
+
+TEST(Sequencer, AtMostTheWindowOfSendsIsInFlight) {
+  Plan p = plan_of();
+  Steps s = three_sends(p);
+  EXPECT_EQ(issue_order(p, s, 2),
+            (Words{"send1@0", "send2@1", "send3@2", "wait@0", "wait@1", "wait@2"}));
+}
+
+Steps declares_late(Plan& p) {
+  StepBuilder s(p);
+  co_yield s.copy(Plan::recv(0), Plan::send(0), 4).step("first", 0);
+  p.scratch(8);  // too late: the executor may already have allocated
+  co_yield s.step("second", 1);
+}
+
+TEST(Sequencer, DeclaringScratchAfterTheFirstStepIsABug) {
+  Plan p = plan_of();
+  Steps s = declares_late(p);
+  EXPECT_THROW(issue_order(p, s), std::logic_error);
+}
+
+}  // namespace
+}  // namespace collscope
