@@ -58,7 +58,8 @@ Steps allgather_recursive_doubling(Plan& p) {
     const Block out = patterns::folded_range(p.count(), n, h.send_first, h.send_len);
     const Block in = patterns::folded_range(p.count(), n, h.recv_first, h.recv_len);
     s.recv(h.peer, p.recv_at(in), p.bytes(in), tag).send(h.peer, p.recv_at(out), p.bytes(out), tag);
-    co_yield s.step("doubling", k++);
+    co_yield s.step("doubling", k);
+    ++k;
   }
   if (l.role == patterns::FoldRole::absorber) {
     const auto [before, after] = rest_of(patterns::block_of(p.count(), n, l.fold_peer));

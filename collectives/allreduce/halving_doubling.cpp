@@ -53,13 +53,15 @@ Steps allreduce_halving_doubling(Plan& p) {
     const Block out = range(h.send_first, h.send_len), in = range(h.recv_first, h.recv_len);
     s.recv(h.peer, incoming, p.bytes(in), halving_tag).send(h.peer, src.plus(out.offset * p.elem()), p.bytes(out), halving_tag);
     s.reduce(p.recv_at(in), src.plus(in.offset * p.elem()), incoming, p.bytes(in));
-    co_yield s.step("halving", k++);
+    co_yield s.step("halving", k);
+    ++k;
     src = Plan::recv();  // from now on the reduced halves live in recvbuf
   }
   for (const patterns::HdStep& h : patterns::hd_allgather_steps(n, l.vrank)) {
     const Block out = range(h.send_first, h.send_len), in = range(h.recv_first, h.recv_len);
     s.recv(h.peer, p.recv_at(in), p.bytes(in), doubling_tag).send(h.peer, p.recv_at(out), p.bytes(out), doubling_tag);
-    co_yield s.step("doubling", k++);
+    co_yield s.step("doubling", k);
+    ++k;
   }
   if (l.role == patterns::FoldRole::absorber)
     co_yield s.send(l.fold_peer, Plan::recv(), bytes, unfold_tag).step("unfold", 2 * steps + 1);

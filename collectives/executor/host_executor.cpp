@@ -1,6 +1,6 @@
 #include "collscope/host_executor.hpp"
 
-#include <stdexcept>
+#include <algorithm>
 
 #include "collscope/progress.hpp"
 
@@ -9,51 +9,213 @@ namespace {
 
 constexpr int kRecvBase = 0, kSendBase = 1, kScratchBase = 2;
 
+void report_step(const char* phase, int index) {
+  Progress& p = progress();
+  p.phase.store(phase, std::memory_order_relaxed);
+  p.step.store(index, std::memory_order_relaxed);
+}
+
 }  // namespace
+
+CallKey CallKey::of(const void* schedule, const Plan& plan, int extra) {
+  const CollArgs& a = plan.args();
+  return {schedule, extra, a.count, a.segment_bytes, a.dtype, a.op, a.root, plan.aliasing(), a.splits};
+}
+
+// One call as it was issued: its operations in order, what they name, and what a replay
+// needs to bind buffers and run local ops.
+struct HostExecutor::Recording {
+  enum class Kind : std::uint8_t { step, post_recv, post_send, wait, local };
+  struct Op {
+    Kind kind;
+    std::uint32_t index;  // step: into steps; post_*: into comms; wait: the post; local: into locals
+  };
+  CallKey key;
+  std::vector<std::uint64_t> splits;  // the key's split matrix, owned
+  CollArgs args;
+  int nranks = 1;
+  std::vector<std::size_t> scratch;
+  std::vector<Op> ops;
+  std::vector<CommOp> comms;
+  std::vector<LocalOp> locals;
+  std::vector<std::pair<const char*, int>> steps;
+  std::uint32_t posts = 0;
+  bool complete = false;  // false: too long to keep (or not finished): never replayed
+
+  bool matches(const CallKey& k) const {
+    return k.schedule == key.schedule && k.extra == key.extra && k.count == key.count &&
+           k.segment_bytes == key.segment_bytes && k.dtype == key.dtype && k.op == key.op &&
+           k.root == key.root && k.aliasing.kind == key.aliasing.kind &&
+           k.aliasing.offset == key.aliasing.offset &&
+           std::equal(k.splits.begin(), k.splits.end(), splits.begin(), splits.end());
+  }
+};
+
+// Issues the sequencer's operations to the transport and the host reducer, counting
+// every message as it is handed over.
+struct HostSink {
+  using Handle = Request;
+  HostExecutor& ex;
+  const Plan& plan;
+  CallBuffers buffers;
+  std::uint32_t seq;
+  bool bound = false;
+
+  // Scratch is bound at the first step: the schedule has declared it by then.
+  void begin_step(const Step& s) {
+    if (!bound) ex.bind(plan.scratch_sizes(), buffers);
+    bound = true;
+    report_step(s.phase, s.index);
+  }
+  Request post_recv(const CommOp& op) {
+    ex.traffic_.count(op);
+    void* into = op.kind == CommKind::recv ? ex.address(op.buf) : nullptr;
+    return ex.transport_.irecv(op.peer, into, op.bytes, MemoryKind::host, Tag{seq, op.tag});
+  }
+  Request post_send(const CommOp& op) {
+    ex.traffic_.count(op);
+    const void* from = op.kind == CommKind::send ? ex.address(op.buf) : nullptr;
+    return ex.transport_.isend(op.peer, from, op.bytes, MemoryKind::host, Tag{seq, op.tag});
+  }
+  void wait(Request& r) { ex.transport_.wait(r); }
+  void local(const LocalOp& op) { ex.local(op, plan.args(), plan.size()); }
+};
+
+// A HostSink that also writes down what it issues, until there is too much of it.
+struct RecordingSink {
+  struct Handle {
+    Request request;
+    std::uint32_t post;
+  };
+  using Kind = HostExecutor::Recording::Kind;
+  HostSink host;
+  HostExecutor::Recording& rec;
+
+  // Past kMaxRecorded operations the call is not kept, and nothing more is written.
+  bool note(Kind kind, std::uint32_t index) {
+    if (rec.complete && rec.ops.size() == HostExecutor::kMaxRecorded) {
+      rec.complete = false;
+      rec.ops = {};
+      rec.comms = {};
+      rec.locals = {};
+      rec.steps = {};
+    }
+    if (rec.complete) rec.ops.push_back({kind, index});
+    return rec.complete;
+  }
+  void begin_step(const Step& s) {
+    if (note(Kind::step, static_cast<std::uint32_t>(rec.steps.size())))
+      rec.steps.emplace_back(s.phase, s.index);
+    host.begin_step(s);
+  }
+  Handle post(Kind kind, const CommOp& op, Request r) {
+    if (note(kind, static_cast<std::uint32_t>(rec.comms.size()))) rec.comms.push_back(op);
+    return {r, rec.posts++};
+  }
+  Handle post_recv(const CommOp& op) { return post(Kind::post_recv, op, host.post_recv(op)); }
+  Handle post_send(const CommOp& op) { return post(Kind::post_send, op, host.post_send(op)); }
+  void wait(Handle& h) {
+    note(Kind::wait, h.post);
+    host.wait(h.request);
+  }
+  void local(const LocalOp& op) {
+    if (note(Kind::local, static_cast<std::uint32_t>(rec.locals.size()))) rec.locals.push_back(op);
+    host.local(op);
+  }
+};
 
 HostExecutor::HostExecutor(Transport& transport)
     : Executor(transport.size()), transport_(transport), reducer_(host_reducer()),
       scratch_(Plan::kMaxScratch) {}
 
-void HostExecutor::run(Plan& plan, Steps& steps, CallBuffers buffers, std::uint32_t seq) {
-  sequencer_.start(plan, steps);
-  // The first action resumes the schedule up to its first step: by then it has declared
-  // its scratch, so the buffers are bound before anything runs.
-  const Action* a = &sequencer_.next();
-  bind(plan, buffers);
-  Progress& p = progress();
-  for (; a->kind != Action::Kind::end; a = &sequencer_.next()) {
-    switch (a->kind) {
-      case Action::Kind::begin_step:
-        p.phase.store(a->step->phase, std::memory_order_relaxed);
-        p.step.store(a->step->index, std::memory_order_relaxed);
-        break;
-      case Action::Kind::post_recv:
-      case Action::Kind::post_send: post(*a->comm, a->id, seq); break;
-      case Action::Kind::wait: {
-        Request r{static_cast<int>(sequencer_.handle(a->id))};
-        transport_.wait(r);
-        break;
-      }
-      case Action::Kind::local: local(*a->local, plan); break;
-      case Action::Kind::end: break;
-    }
+HostExecutor::~HostExecutor() = default;
+
+void HostExecutor::run(Plan& plan, Steps& steps, CallBuffers buffers, std::uint32_t seq,
+                       const CallKey* key) {
+  HostSink host{*this, plan, buffers, seq};
+  Recording* known = key ? kept(*key) : nullptr;
+  if (key && !known) {  // a new call: record it as it runs
+    Recording& rec = keep(*key, plan);
+    RecordingSink sink{host, rec};
+    SequencerState<RecordingSink::Handle> state;
+    sequence(plan, steps, sink, state);
+    rec.scratch.assign(plan.scratch_sizes().begin(), plan.scratch_sizes().end());
+  } else {  // no key, or one too long to keep: stream it
+    sequence(plan, steps, host, state_);
   }
   // Completed sends may still need this process's progress to be delivered (UCX: data
   // queued while an endpoint wires up): push them out, so a rank that goes quiet after
   // a call strands nothing.
-  p.phase.store("quiesce", std::memory_order_relaxed);
+  progress().phase.store("quiesce", std::memory_order_relaxed);
   transport_.quiesce();
 }
 
-void HostExecutor::bind(const Plan& plan, CallBuffers buffers) {
+bool HostExecutor::replay(const CallKey& key, CallBuffers buffers, std::uint32_t seq) {
+  Recording* rec = kept(key);
+  if (!rec || !rec->complete) return false;
+  ++replays_;
+  bind(rec->scratch, buffers);
+  if (replay_requests_.size() < rec->posts) replay_requests_.resize(rec->posts);
+  std::uint32_t posted = 0;
+  for (const Recording::Op& op : rec->ops) {
+    switch (op.kind) {
+      case Recording::Kind::step: {
+        const auto& [phase, index] = rec->steps[op.index];
+        report_step(phase, index);
+        break;
+      }
+      case Recording::Kind::post_recv:
+      case Recording::Kind::post_send: {
+        const CommOp& c = rec->comms[op.index];
+        traffic_.count(c);
+        const bool data = c.kind == CommKind::send || c.kind == CommKind::recv;
+        std::byte* at = data ? address(c.buf) : nullptr;
+        replay_requests_[posted++] =
+            op.kind == Recording::Kind::post_recv
+                ? transport_.irecv(c.peer, at, c.bytes, MemoryKind::host, Tag{seq, c.tag})
+                : transport_.isend(c.peer, at, c.bytes, MemoryKind::host, Tag{seq, c.tag});
+        break;
+      }
+      case Recording::Kind::wait: transport_.wait(replay_requests_[op.index]); break;
+      case Recording::Kind::local: local(rec->locals[op.index], rec->args, rec->nranks); break;
+    }
+  }
+  progress().phase.store("quiesce", std::memory_order_relaxed);
+  transport_.quiesce();
+  return true;
+}
+
+HostExecutor::Recording* HostExecutor::kept(const CallKey& key) {
+  for (std::size_t i = 0; i < recordings_.size(); ++i) {
+    if (!recordings_[i]->matches(key)) continue;
+    std::rotate(recordings_.begin(), recordings_.begin() + static_cast<long>(i),
+                recordings_.begin() + static_cast<long>(i) + 1);  // most recent first
+    return recordings_.front().get();
+  }
+  return nullptr;
+}
+
+HostExecutor::Recording& HostExecutor::keep(const CallKey& key, const Plan& plan) {
+  auto rec = std::make_unique<Recording>();
+  rec->splits.assign(key.splits.begin(), key.splits.end());
+  rec->key = key;
+  rec->key.splits = rec->splits;
+  rec->args = plan.args();
+  rec->args.splits = rec->splits;
+  rec->nranks = plan.size();
+  rec->complete = true;
+  if (recordings_.size() == kKept) recordings_.pop_back();
+  recordings_.insert(recordings_.begin(), std::move(rec));
+  return *recordings_.front();
+}
+
+void HostExecutor::bind(std::span<const std::size_t> scratch_sizes, CallBuffers buffers) {
   base_[kRecvBase] = static_cast<std::byte*>(buffers.recv);
   // Only an in-place call writes through the send region, and then it is the receive
   // buffer's memory (schedules never write Region::send: StepBuilder refuses it).
   base_[kSendBase] = const_cast<std::byte*>(static_cast<const std::byte*>(buffers.send));
-  const auto sizes = plan.scratch_sizes();
-  for (std::size_t s = 0; s < sizes.size(); ++s) {
-    if (scratch_[s].size() < sizes[s]) scratch_[s].resize(sizes[s]);
+  for (std::size_t s = 0; s < scratch_sizes.size(); ++s) {
+    if (scratch_[s].size() < scratch_sizes[s]) scratch_[s].resize(scratch_sizes[s]);
     base_[kScratchBase + s] = scratch_[s].data();
   }
 }
@@ -67,30 +229,14 @@ std::byte* HostExecutor::address(BufRef ref) const {
   return nullptr;
 }
 
-void HostExecutor::post(const CommOp& op, std::uint32_t id, std::uint32_t seq) {
-  const Tag tag{seq, op.tag};
-  Request r;
-  switch (op.kind) {
-    case CommKind::send: r = transport_.isend(op.peer, address(op.buf), op.bytes, MemoryKind::host, tag); break;
-    case CommKind::recv: r = transport_.irecv(op.peer, address(op.buf), op.bytes, MemoryKind::host, tag); break;
-    case CommKind::signal: r = transport_.isend(op.peer, nullptr, 0, MemoryKind::host, tag); break;
-    case CommKind::wait_signal: r = transport_.irecv(op.peer, nullptr, 0, MemoryKind::host, tag); break;
-  }
-  traffic_.count(op);
-  sequencer_.handle(id) = static_cast<std::uint64_t>(static_cast<std::int64_t>(r.slot));
-}
-
-void HostExecutor::local(const LocalOp& op, const Plan& plan) {
-  const CollArgs& a = plan.args();
+void HostExecutor::local(const LocalOp& op, const CollArgs& a, int nranks) {
   switch (op.kind) {
     case LocalKind::reduce:
       reducer_.reduce(address(op.out), address(op.a), address(op.b), op.bytes / a.elem_size(),
                       a.dtype, a.op);
       break;
     case LocalKind::copy: reducer_.copy(address(op.out), address(op.a), op.bytes); break;
-    case LocalKind::divide:
-      reducer_.divide(address(op.out), op.bytes / a.elem_size(), a.dtype, plan.size());
-      break;
+    case LocalKind::divide: reducer_.divide(address(op.out), op.bytes / a.elem_size(), a.dtype, nranks); break;
   }
 }
 

@@ -4,27 +4,30 @@
 
 namespace collscope {
 
+namespace {
+
+// Writes the sequencer's operations as trace events; a message's handle is the index of
+// the event that posted it.
+struct TraceSink {
+  using Handle = std::uint32_t;
+  RankTrace& t;
+  void begin_step(const Step&) {}
+  Handle post_recv(const CommOp& op) { return t.recv(op.peer, op.bytes, op.tag); }
+  Handle post_send(const CommOp& op) { return t.send(op.peer, op.bytes, op.tag); }
+  void wait(Handle& h) { t.wait(h); }
+  void local(const LocalOp& op) {
+    if (op.kind == LocalKind::copy) t.copy(op.bytes);
+    else t.reduce(op.bytes);
+  }
+};
+
+}  // namespace
+
 RankTrace trace_of(Plan& plan, Steps& steps) {
   RankTrace t;
-  Sequencer seq;
-  seq.start(plan, steps);
-  for (const Action* a = &seq.next(); a->kind != Action::Kind::end; a = &seq.next()) {
-    switch (a->kind) {
-      case Action::Kind::post_recv:
-        seq.handle(a->id) = t.recv(a->comm->peer, a->comm->bytes, a->comm->tag);
-        break;
-      case Action::Kind::post_send:
-        seq.handle(a->id) = t.send(a->comm->peer, a->comm->bytes, a->comm->tag);
-        break;
-      case Action::Kind::wait: t.wait(static_cast<std::uint32_t>(seq.handle(a->id))); break;
-      case Action::Kind::local:
-        if (a->local->kind == LocalKind::copy) t.copy(a->local->bytes);
-        else t.reduce(a->local->bytes);
-        break;
-      case Action::Kind::begin_step:
-      case Action::Kind::end: break;
-    }
-  }
+  TraceSink sink{t};
+  SequencerState<std::uint32_t> state;
+  sequence(plan, steps, sink, state);
   return t;
 }
 

@@ -56,7 +56,8 @@ Steps reduce_scatter_halving(Plan& p) {
     const std::size_t out_at = out.offset * p.elem(), in_at = in.offset * p.elem();
     s.recv(h.peer, incoming, p.bytes(in), halving_tag).send(h.peer, src.plus(out_at), p.bytes(out), halving_tag);
     s.reduce(sum.plus(in_at), src.plus(in_at), incoming, p.bytes(in));
-    co_yield s.step("halving", k++);
+    co_yield s.step("halving", k);
+    ++k;
     src = sum;
   }
   if (l.role == patterns::FoldRole::absorber) {

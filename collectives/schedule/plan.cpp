@@ -1,3 +1,4 @@
+#include <memory>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -29,34 +30,33 @@ std::size_t Plan::scratch_total() const {
                          std::size_t{0});
 }
 
-Range Plan::locate(BufRef ref, std::size_t bytes) const {
-  constexpr int kRecvSpace = 0, kSendSpace = 1, kFirstScratchSpace = 2;
-  Range r{kRecvSpace, ref.offset, ref.offset + bytes};
-  switch (ref.region) {
-    case Region::recv:
-      if (aliasing_.kind == Aliasing::recv_inside_send) {  // recv lies in the send space
-        r.space = kSendSpace;
-        r.begin += aliasing_.offset;
-        r.end += aliasing_.offset;
-      }
-      return r;
-    case Region::send:
-      switch (aliasing_.kind) {
-        case Aliasing::none:
-        case Aliasing::recv_inside_send: r.space = kSendSpace; return r;
-        case Aliasing::same: return r;
-        case Aliasing::send_inside_recv:
-          r.begin += aliasing_.offset;
-          r.end += aliasing_.offset;
-          return r;
-      }
-      return r;
-    case Region::scratch: r.space = kFirstScratchSpace + ref.slot; return r;
-  }
-  return r;
+// ---- StepBuilder -----------------------------------------------------------------------
+
+std::vector<std::unique_ptr<StepBuilder::Storage>>& StepBuilder::pool() {
+  thread_local std::vector<std::unique_ptr<Storage>> free;
+  return free;
 }
 
-// ---- StepBuilder -----------------------------------------------------------------------
+StepBuilder::Storage* StepBuilder::borrow() {
+  auto& free = pool();
+  if (free.empty()) return new Storage;
+  Storage* s = free.back().release();
+  free.pop_back();
+  s->comm.clear();
+  s->local.clear();
+  return s;
+}
+
+StepBuilder::StepBuilder(const Plan& plan)
+    : plan_(plan), storage_(borrow()), comm_(storage_->comm), local_(storage_->local) {}
+
+StepBuilder::~StepBuilder() {
+  std::unique_ptr<Storage> mine(storage_);
+  try {
+    pool().push_back(std::move(mine));
+  } catch (...) {  // out of memory: just free it
+  }
+}
 
 void StepBuilder::start_if_done() {
   if (!done_) return;

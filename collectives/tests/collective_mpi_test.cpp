@@ -180,25 +180,36 @@ TEST_P(CollectiveTest, ExactResultAndVolumeEqualsTheory) {
     if (call_problem(algo, n_, a, k.in_place)) continue;  // e.g. scratch limits
     verify::CallBuffers buffers(info, a, k.in_place, rank_, n_);
     const verify::DataSpec ds = verify::data_spec_for(info, 42, k.dtype, k.op, n_);
-    verify::fill_collective_input(info, a, ds, rank_);
-    executor.traffic().reset();
-    run_collective(comm, algo, a);
+    // The second call is the same call again: the executor replays what it kept of the
+    // first (when it kept it), and must get the same result and the same counts.
+    for (const char* round : {"first call", "same call again"}) {
+      verify::fill_collective_input(info, a, ds, rank_);
+      executor.traffic().reset();
+      const std::uint64_t replays = executor.replays();
+      run_collective(comm, algo, a);
+      const bool replay_expected =
+          round[0] == 's' && !algo.is_vendor() && a.count <= static_cast<std::size_t>(n_) + 1;
+      if (replay_expected) {
+        EXPECT_EQ(sum_over_ranks(executor.replays() == replays + 1 ? 0 : 1), 0)
+            << k.describe(n_) << ": a small call made again was not replayed";
+      }
 
-    std::vector<std::byte> want(buffers.recv_count() * a.elem_size() + 1);
-    verify::fill_collective_expected(info, want.data(), a, ds, rank_);
-    const verify::Mismatch m =
-        verify::compare(a.recvbuf, want.data(), buffers.recv_count(), k.dtype);
-    EXPECT_EQ(sum_over_ranks(static_cast<long long>(m.wrong)), 0)
-        << k.describe(n_) << ": wrong elements (rank " << rank_ << " first bad index "
-        << m.first_index << " got " << m.got << " want " << m.want << ")";
-    EXPECT_EQ(sum_over_ranks(open_requests(*transport)), 0)
-        << k.describe(n_) << ": requests left open";
-    if (algo.is_vendor()) continue;
-    const std::string disagreement = volume_disagreement(
-        rank_, executor.traffic().per_peer(), planned_volume(algo, rank_, n_, a, k.in_place),
-        theory_per_peer(algo.theory, rank_, n_, a));
-    EXPECT_EQ(sum_over_ranks(disagreement.empty() ? 0 : 1), 0)
-        << k.describe(n_) << ": " << disagreement;
+      std::vector<std::byte> want(buffers.recv_count() * a.elem_size() + 1);
+      verify::fill_collective_expected(info, want.data(), a, ds, rank_);
+      const verify::Mismatch m =
+          verify::compare(a.recvbuf, want.data(), buffers.recv_count(), k.dtype);
+      EXPECT_EQ(sum_over_ranks(static_cast<long long>(m.wrong)), 0)
+          << k.describe(n_) << ", " << round << ": wrong elements (rank " << rank_
+          << " first bad index " << m.first_index << " got " << m.got << " want " << m.want << ")";
+      EXPECT_EQ(sum_over_ranks(open_requests(*transport)), 0)
+          << k.describe(n_) << ", " << round << ": requests left open";
+      if (algo.is_vendor()) continue;
+      const std::string disagreement = volume_disagreement(
+          rank_, executor.traffic().per_peer(), planned_volume(algo, rank_, n_, a, k.in_place),
+          theory_per_peer(algo.theory, rank_, n_, a));
+      EXPECT_EQ(sum_over_ranks(disagreement.empty() ? 0 : 1), 0)
+          << k.describe(n_) << ", " << round << ": " << disagreement;
+    }
   }
 }
 

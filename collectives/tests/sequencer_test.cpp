@@ -13,27 +13,32 @@
 namespace collscope {
 namespace {
 
-// Each action as a short word: "recv1@0" (post a receive from rank 1, id 0),
-// "send2@1", "wait@0", "reduce", "copy", "divide"; begin_step is left out.
-std::vector<std::string> issue_order(Plan& plan, Steps& steps, std::size_t window = 64) {
-  std::vector<std::string> out;
-  Sequencer seq(window);
-  seq.start(plan, steps);
-  static const char* local_names[] = {"reduce", "copy", "divide"};
-  for (const Action* a = &seq.next(); a->kind != Action::Kind::end; a = &seq.next()) {
-    switch (a->kind) {
-      case Action::Kind::post_recv:
-        out.push_back("recv" + std::to_string(a->comm->peer) + "@" + std::to_string(a->id));
-        break;
-      case Action::Kind::post_send:
-        out.push_back("send" + std::to_string(a->comm->peer) + "@" + std::to_string(a->id));
-        break;
-      case Action::Kind::wait: out.push_back("wait@" + std::to_string(a->id)); break;
-      case Action::Kind::local: out.push_back(local_names[static_cast<int>(a->local->kind)]); break;
-      default: break;
-    }
+// Each operation as a short word: "recv1@0" (post a receive from rank 1, the first
+// message posted), "send2@1", "wait@0" (wait for message 0), "reduce", "copy",
+// "divide"; the start of a step is left out.
+struct WordSink {
+  using Handle = int;
+  std::vector<std::string> words;
+  int posted = 0;
+  void begin_step(const Step&) {}
+  int post_recv(const CommOp& op) { return post("recv", op); }
+  int post_send(const CommOp& op) { return post("send", op); }
+  void wait(int& h) { words.push_back("wait@" + std::to_string(h)); }
+  void local(const LocalOp& op) {
+    static const char* names[] = {"reduce", "copy", "divide"};
+    words.push_back(names[static_cast<int>(op.kind)]);
   }
-  return out;
+  int post(const char* what, const CommOp& op) {
+    words.push_back(what + std::to_string(op.peer) + "@" + std::to_string(posted));
+    return posted++;
+  }
+};
+
+std::vector<std::string> issue_order(Plan& plan, Steps& steps, std::size_t window = 64) {
+  WordSink sink;
+  SequencerState<int> state;
+  sequence(plan, steps, sink, state, window);
+  return sink.words;
 }
 
 Plan plan_of(std::size_t count = 64) {
@@ -75,8 +80,8 @@ Steps pipelined(Plan& p) {
 TEST(Sequencer, OverlappedLocalOpsRunBetweenTheNextReceivesAndSends) {
   Plan p = plan_of();
   Steps s = pipelined(p);
-  EXPECT_EQ(issue_order(p, s), (Words{"recv2@0", "wait@0", "recv2@0", "reduce", "send1@1",
-                                      "wait@0", "wait@1"}));
+  EXPECT_EQ(issue_order(p, s), (Words{"recv2@0", "wait@0", "recv2@1", "reduce", "send1@2",
+                                      "wait@1", "wait@2"}));
 }
 
 // A copy that touches nothing the step receives runs while the message travels.
@@ -107,7 +112,7 @@ Steps reuse_a_sent_buffer(Plan& p) {
 TEST(Sequencer, ASendIsWaitedForBeforeItsBytesAreReused) {
   Plan p = plan_of();
   Steps s = reuse_a_sent_buffer(p);
-  EXPECT_EQ(issue_order(p, s), (Words{"send1@0", "wait@0", "recv3@0", "wait@0"}));
+  EXPECT_EQ(issue_order(p, s), (Words{"send1@0", "wait@0", "recv3@1", "wait@1"}));
 }
 
 // Aliasing counts: in place, the send buffer is the receive buffer.
@@ -124,7 +129,7 @@ TEST(Sequencer, InPlaceBuffersAlias) {
   Plan apart(0, 4, a, {}), same(0, 4, a, {Aliasing::same, 0});
   Steps s1 = send_then_receive_in_place(apart), s2 = send_then_receive_in_place(same);
   EXPECT_EQ(issue_order(apart, s1), (Words{"send1@0", "recv3@1", "wait@1", "wait@0"}));
-  EXPECT_EQ(issue_order(same, s2), (Words{"send1@0", "wait@0", "recv3@0", "wait@0"}));
+  EXPECT_EQ(issue_order(same, s2), (Words{"send1@0", "wait@0", "recv3@1", "wait@1"}));
 }
 
 // Three sends in one step with a window of two: the oldest is waited for at the third.

@@ -180,7 +180,7 @@ TEST_P(CallsTest, CountsTravelAsInt64) {
 
 INSTANTIATE_TEST_SUITE_P(Storage, CallsTest,
                          ::testing::Values(DataType::float32, DataType::bfloat16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+                         [](const auto& p) { return std::string(dtype_name(p.param)); });
 
 }  // namespace
 }  // namespace collscope::layers

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,23 @@ class Traffic {
 
  private:
   std::vector<RankVolume> per_peer_;
+};
+
+// What shapes a call's schedule, so that an executor can recognise the same call again
+// and replay it (persistent collectives, as MPI-4's MPI_Allreduce_init or a CUDA graph):
+// the schedule's maker, this rank's place, and the plan's arguments and aliasing. The
+// buffers are not part of it: a replay takes the call's own.
+struct CallKey {
+  const void* schedule = nullptr;  // what makes the steps: an Algorithm, a function
+  int extra = 0;                   // anything else the maker reads (pingpong: the peer)
+  std::size_t count = 0, segment_bytes = 0;
+  DataType dtype = DataType::float32;
+  ReduceOp op = ReduceOp::sum;
+  int root = 0;
+  Aliasing aliasing;
+  std::span<const std::uint64_t> splits;  // compared by content
+
+  static CallKey of(const void* schedule, const Plan& plan, int extra = 0);
 };
 
 // The buffers of one call, in the executor's memory space.
@@ -73,8 +91,16 @@ class Executor {
 
   // Runs (or enqueues) one call: every step of `steps`, over `buffers`, with the scratch
   // `plan` declares. `seq` is the call's sequence number (tags of back-to-back calls
-  // never match). Counts every message into traffic().
-  virtual void run(Plan& plan, Steps& steps, CallBuffers buffers, std::uint32_t seq) = 0;
+  // never match). Counts every message into traffic(). With a key, the executor may
+  // keep what it issued, to replay() the same call later.
+  virtual void run(Plan& plan, Steps& steps, CallBuffers buffers, std::uint32_t seq,
+                   const CallKey* key = nullptr) = 0;
+  // Runs the call `key` names again, if this executor kept it, over `buffers`; false if
+  // it did not (then the caller makes the schedule and runs it). A replay issues the
+  // same operations in the same order and counts them the same way.
+  virtual bool replay(const CallKey& /*key*/, CallBuffers /*buffers*/, std::uint32_t /*seq*/) {
+    return false;
+  }
   // Waits until every call run so far is complete (nothing to do on the host).
   virtual void synchronize() {}
   // A local copy in the executor's memory space (vendor baselines use it).

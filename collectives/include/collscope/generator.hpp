@@ -11,11 +11,20 @@
 #pragma once
 
 #include <coroutine>
+#include <cstddef>
 #include <exception>
 #include <memory>
 #include <utility>
 
 namespace collscope {
+
+namespace detail {
+// Coroutine frames come from per-thread free lists by size class, so a schedule made
+// for every call of a benchmark allocates nothing once warm (frames of the same
+// coroutine are always the same size).
+void* allocate_frame(std::size_t bytes);
+void free_frame(void* frame, std::size_t bytes) noexcept;
+}  // namespace detail
 
 template <class T>
 class Generator {
@@ -24,6 +33,10 @@ class Generator {
     const T* current = nullptr;
     std::exception_ptr error;
 
+    static void* operator new(std::size_t bytes) { return detail::allocate_frame(bytes); }
+    static void operator delete(void* frame, std::size_t bytes) noexcept {
+      detail::free_frame(frame, bytes);
+    }
     Generator get_return_object() { return Generator(Handle::from_promise(*this)); }
     std::suspend_always initial_suspend() noexcept { return {}; }
     std::suspend_always final_suspend() noexcept { return {}; }

@@ -1,9 +1,18 @@
 // The host executor: runs a schedule over a Transport (MPI, UCX) on host memory, with
-// the host reducer, in the order the Sequencer gives (sequencer.hpp). A call is
+// the host reducer, in the order the sequencer gives (sequencer.hpp). A call is
 // complete when run() returns. Scratch buffers are kept between calls, one per slot.
+//
+// A call run with a key is recorded as it is issued (up to kMaxRecorded operations)
+// and kept (the last kKept calls); the same call again is replayed from the recording:
+// the same operations in the same order, counted the same way, without making the
+// schedule again. A benchmark's thousands of identical small calls then pay for the
+// schedule once, the way persistent collectives do; a long pipelined call is not kept
+// (its steps cost nothing beside its data).
 #pragma once
 
 #include <array>
+#include <memory>
+#include <span>
 #include <vector>
 
 #include "collscope/executor.hpp"
@@ -16,26 +25,40 @@ namespace collscope {
 class HostExecutor final : public Executor {
  public:
   explicit HostExecutor(Transport& transport);
+  ~HostExecutor() override;
 
   std::string name() const override { return transport_.name(); }
   int rank() const override { return transport_.rank(); }
   int size() const override { return transport_.size(); }
   MemoryKind memory() const override { return MemoryKind::host; }
   Completion completion() const override { return Completion::on_return; }
-  void run(Plan& plan, Steps& steps, CallBuffers buffers, std::uint32_t seq) override;
+  static constexpr std::size_t kMaxRecorded = 4096, kKept = 8;
+
+  void run(Plan& plan, Steps& steps, CallBuffers buffers, std::uint32_t seq,
+           const CallKey* key = nullptr) override;
+  bool replay(const CallKey& key, CallBuffers buffers, std::uint32_t seq) override;
   void copy(void* dst, const void* src, std::size_t bytes) override;
 
   Transport& transport() { return transport_; }
+  std::uint64_t replays() const { return replays_; }  // calls replayed so far
 
  private:
-  void bind(const Plan& plan, CallBuffers buffers);
+  friend struct HostSink;
+  friend struct RecordingSink;
+  struct Recording;  // host_executor.cpp
+
+  void bind(std::span<const std::size_t> scratch_sizes, CallBuffers buffers);
   std::byte* address(BufRef ref) const;
-  void post(const CommOp& op, std::uint32_t id, std::uint32_t seq);
-  void local(const LocalOp& op, const Plan& plan);
+  void local(const LocalOp& op, const CollArgs& args, int nranks);
+  Recording* kept(const CallKey& key);
+  Recording& keep(const CallKey& key, const Plan& plan);
 
   Transport& transport_;
   const Reducer& reducer_;
-  Sequencer sequencer_;
+  SequencerState<Request> state_;
+  std::vector<std::unique_ptr<Recording>> recordings_;  // most recently used first
+  std::vector<Request> replay_requests_;
+  std::uint64_t replays_ = 0;
   std::array<std::byte*, 2 + Plan::kMaxScratch> base_{};  // recv, send, scratch slots
   std::vector<std::vector<std::byte>> scratch_;
 };

@@ -29,6 +29,7 @@
 
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -112,6 +113,8 @@ struct Range {
 
 // One rank's view of one call, and what its schedule declares.
 class Plan {
+  static constexpr int kRecvSpace = 0, kSendSpace = 1, kFirstScratchSpace = 2;
+
  public:
   static constexpr std::size_t kMaxScratch = 8;    // scratch buffers per schedule
   static constexpr std::uint32_t kMaxTags = 255;   // call-local tags (Tag::kMaxLocalTag)
@@ -144,7 +147,22 @@ class Plan {
   std::size_t bytes(patterns::Block b) const { return b.count * elem(); }
 
   // Where `bytes` from `ref` lie (see Range).
-  Range locate(BufRef ref, std::size_t bytes) const;
+  Range locate(BufRef ref, std::size_t bytes) const {
+    Range r{kRecvSpace, ref.offset, ref.offset + bytes};
+    if (ref.region == Region::scratch) {
+      r.space = kFirstScratchSpace + ref.slot;
+    } else if (ref.region == Region::send) {
+      if (aliasing_.kind == Aliasing::none || aliasing_.kind == Aliasing::recv_inside_send)
+        r.space = kSendSpace;
+      else if (aliasing_.kind == Aliasing::send_inside_recv)
+        r.begin += aliasing_.offset, r.end += aliasing_.offset;
+    } else if (aliasing_.kind == Aliasing::recv_inside_send) {  // recv in the send space
+      r.space = kSendSpace;
+      r.begin += aliasing_.offset;
+      r.end += aliasing_.offset;
+    }
+    return r;
+  }
 
  private:
   int rank_, nranks_;
@@ -165,7 +183,10 @@ class Plan {
 //   co_yield s.step("reduce-scatter", k);
 class StepBuilder {
  public:
-  explicit StepBuilder(const Plan& plan) : plan_(plan) {}
+  explicit StepBuilder(const Plan& plan);
+  ~StepBuilder();
+  StepBuilder(const StepBuilder&) = delete;
+  StepBuilder& operator=(const StepBuilder&) = delete;
 
   StepBuilder& send(int peer, BufRef from, std::size_t bytes, std::uint32_t tag);
   StepBuilder& recv(int peer, BufRef into, std::size_t bytes, std::uint32_t tag);
@@ -183,9 +204,19 @@ class StepBuilder {
   StepBuilder& comm(CommKind kind, int peer, BufRef buf, std::size_t bytes, std::uint32_t tag);
   StepBuilder& local(LocalOp op);
 
+  // The op lists, borrowed from a per-thread pool so that building a call's steps
+  // allocates nothing once warm.
+  struct Storage {
+    std::vector<CommOp> comm;
+    std::vector<LocalOp> local;
+  };
+  static std::vector<std::unique_ptr<Storage>>& pool();
+  static Storage* borrow();
+
   const Plan& plan_;
-  std::vector<CommOp> comm_;
-  std::vector<LocalOp> local_;
+  Storage* storage_;
+  std::vector<CommOp>& comm_;
+  std::vector<LocalOp>& local_;
   Step step_;
   bool done_ = false;
 };

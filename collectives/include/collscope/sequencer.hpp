@@ -14,78 +14,128 @@
 //   6. run the step's other local ops, or keep them all for step 2 of the next step.
 // Sends stay in flight after their step. One is waited for only when
 //   - a receive or a local op is about to write bytes it reads (its buffer is reused),
-//   - more than `max_sends_in_flight` are in flight (the oldest goes first), or
+//   - more than `window` sends are in flight (the oldest goes first), or
 //   - the call ends.
 // Overlap is found through Plan::locate, so aliased in-place buffers count too.
 //
-// The sequencer is pure: it hands out Actions one at a time and never touches memory.
-// Each posted message gets a small id, reused once it has been waited for; the caller
-// keeps its own handle for it in handle(id) (a transport request, an event index).
+// sequence() is pure: it drives a Sink, which does the work. A sink has
+//   using Handle = ...;                      // what a posted message is waited on by
+//   void begin_step(const Step&);
+//   Handle post_recv(const CommOp&);         // receives and wait_signals
+//   Handle post_send(const CommOp&);         // sends and signals
+//   void wait(Handle&);
+//   void local(const LocalOp&);
+// It is a template so that the host executor's calls inline: the order costs a few
+// branches per operation, not a layer of bookkeeping.
 #pragma once
 
-#include <cstdint>
+#include <cstddef>
 #include <vector>
 
 #include "collscope/schedule.hpp"
 
 namespace collscope {
 
-struct Action {
-  enum class Kind : std::uint8_t { begin_step, post_recv, post_send, wait, local, end };
-  Kind kind = Kind::end;
-  const Step* step = nullptr;      // begin_step
-  const CommOp* comm = nullptr;    // post_recv, post_send
-  const LocalOp* local = nullptr;  // local
-  std::uint32_t id = 0;            // post_*: the message's id; wait: the id waited for
-};
+inline constexpr std::size_t kSendWindow = 64;
 
-class Sequencer {
- public:
-  static constexpr std::size_t kDefaultSendWindow = 64;
-
-  explicit Sequencer(std::size_t max_sends_in_flight = kDefaultSendWindow);
-
-  // Starts a call. `plan` is frozen once the first step exists; both must outlive the call.
-  void start(Plan& plan, Steps& steps);
-  // The next action; Kind::end once the call is over (and from then on).
-  const Action& next();
-  // The caller's handle for message `id` (valid from its post to its wait).
-  std::uint64_t& handle(std::uint32_t id) { return handles_[id]; }
-
- private:
+// What sequence() keeps between steps; reused from call to call, so a warm executor
+// allocates nothing per call.
+template <class Handle>
+struct SequencerState {
   struct InFlight {
-    std::uint32_t id;
+    Handle handle;
     Range range;  // the bytes the send reads
   };
-
-  bool queue_next_step();
-  void queue_end();
-  void queue_step(const Step& s);
-  void queue_local(const LocalOp& op);
-  bool touches_step_recvs(const LocalOp& op) const;
-  void queue_wait_sends_overlapping(const Range& r);
-  void queue_wait_in_flight(std::size_t i);
-  std::uint32_t new_id();
-  void push(Action a) { actions_.push_back(a); }
-
-  std::size_t window_;
-  Plan* plan_ = nullptr;
-  Steps* steps_ = nullptr;
-  bool started_ = false, finished_ = false;
-
-  std::vector<Action> actions_;  // the current step's actions
-  std::size_t cursor_ = 0;
-  Action end_;
-
-  std::vector<InFlight> in_flight_;  // sends, oldest first
-  std::vector<std::uint32_t> step_recvs_;
-  std::vector<Range> step_recv_ranges_;
-  std::vector<LocalOp> deferred_[2];  // [which]: kept from the last step / being queued
-  int deferred_which_ = 0;
-
-  std::vector<std::uint64_t> handles_;
-  std::vector<std::uint32_t> free_ids_;
-  std::uint32_t next_fresh_id_ = 0;
+  std::vector<InFlight> in_flight;  // sends, oldest first
+  std::vector<Handle> recvs;        // the current step's
+  std::vector<Range> recv_ranges;
+  std::vector<LocalOp> deferred;    // the last step's local ops, when it let them overlap
 };
+
+namespace detail {
+
+template <class Sink, class Handle>
+void wait_in_flight(Sink& sink, SequencerState<Handle>& st, std::size_t i) {
+  sink.wait(st.in_flight[i].handle);
+  st.in_flight.erase(st.in_flight.begin() + static_cast<long>(i));
+}
+
+template <class Sink, class Handle>
+void wait_sends_overlapping(Sink& sink, SequencerState<Handle>& st, const Range& r) {
+  for (std::size_t i = 0; i < st.in_flight.size();) {
+    if (st.in_flight[i].range.overlaps(r))
+      wait_in_flight(sink, st, i);  // erases entry i
+    else
+      ++i;
+  }
+}
+
+template <class Sink, class Handle>
+void run_local(Sink& sink, SequencerState<Handle>& st, const Plan& plan, const LocalOp& op) {
+  if (!st.in_flight.empty()) wait_sends_overlapping(sink, st, plan.locate(op.out, op.bytes));
+  sink.local(op);
+}
+
+template <class Handle>
+bool touches_recvs(const SequencerState<Handle>& st, const Plan& plan, const LocalOp& op) {
+  const Range out = plan.locate(op.out, op.bytes), a = plan.locate(op.a, op.bytes);
+  const Range b = op.kind == LocalKind::reduce ? plan.locate(op.b, op.bytes) : Range{};
+  for (const Range& r : st.recv_ranges)
+    if (r.overlaps(out) || r.overlaps(a) || r.overlaps(b)) return true;
+  return false;
+}
+
+template <class Sink, class Handle>
+void sequence_step(Sink& sink, SequencerState<Handle>& st, const Plan& plan, const Step& s,
+                   std::size_t window) {
+  sink.begin_step(s);
+  st.recvs.clear();
+  st.recv_ranges.clear();
+  for (const CommOp& op : s.comm) {  // 1
+    if (!op.receives()) continue;
+    const Range r = plan.locate(op.buf, op.bytes);
+    if (!st.in_flight.empty()) wait_sends_overlapping(sink, st, r);
+    st.recvs.push_back(sink.post_recv(op));
+    st.recv_ranges.push_back(r);
+  }
+  for (const LocalOp& op : st.deferred) run_local(sink, st, plan, op);  // 2
+  st.deferred.clear();
+  for (const CommOp& op : s.comm) {  // 3
+    if (op.receives()) continue;
+    st.in_flight.push_back({sink.post_send(op), plan.locate(op.buf, op.bytes)});
+    if (st.in_flight.size() > window) wait_in_flight(sink, st, 0);
+  }
+  std::size_t early = 0;  // 4
+  if (!s.overlap_next)
+    while (early < s.local.size() && !touches_recvs(st, plan, s.local[early]))
+      run_local(sink, st, plan, s.local[early++]);
+  for (Handle& h : st.recvs) sink.wait(h);  // 5
+  if (s.overlap_next)  // 6
+    st.deferred.assign(s.local.begin(), s.local.end());
+  else
+    for (std::size_t i = early; i < s.local.size(); ++i) run_local(sink, st, plan, s.local[i]);
+}
+
+}  // namespace detail
+
+// Issues every step of `steps` to `sink` in the order above; the plan is frozen once the
+// first step exists. `state` is cleared first.
+template <class Sink>
+void sequence(Plan& plan, Steps& steps, Sink& sink,
+              SequencerState<typename Sink::Handle>& state, std::size_t window = kSendWindow) {
+  state.in_flight.clear();
+  state.deferred.clear();
+  bool first = true;
+  while (steps.next()) {
+    if (first) plan.freeze();
+    first = false;
+    const Step& s = steps.value();
+    if (!s.empty()) detail::sequence_step(sink, state, plan, s, window == 0 ? 1 : window);
+  }
+  plan.freeze();
+  for (const LocalOp& op : state.deferred) detail::run_local(sink, state, plan, op);
+  state.deferred.clear();
+  while (!state.in_flight.empty()) detail::wait_in_flight(sink, state, 0);
+}
 
 }  // namespace collscope
