@@ -138,6 +138,8 @@ class Cluster:
             print(f"# left after down: {', '.join(left)}", file=sys.stderr)
         if not left and kind is None:
             shutil.rmtree(self.directory, ignore_errors=True)
+        else:
+            print(f"# kept {self.directory} (the cluster's logs)", file=sys.stderr)
         return False
 
     def take_down(self):
