@@ -8,7 +8,9 @@ step fail or hang at will:
     and SIGTERM to `up` while it waits; it exits 130 and takes everything down, the
     stand-ins running on the hosts included;
   - after each: no namespace, link, Slurm daemon or process on a host is left, no
-    cluster.json, and a normal `up` / `down` works again.
+    cluster.json, and a normal `up` / `down` works again;
+  - the cluster's directory deleted while it is up: `down` still finds and removes
+    everything (the hosts from the bridge's ports, the Slurm daemons by their environment).
 """
 
 import os
@@ -74,6 +76,16 @@ def test_interrupted(cluster, scratch, sig):
     check_clean(cluster, f"{name} during up")
 
 
+def test_directory_deleted(cluster):
+    r = cluster.command("up", "--hosts", "3")
+    check(r.returncode == 0, f"up ({r.returncode})")
+    shutil.rmtree(cluster.directory)
+    r = cluster.command("down")
+    check(r.returncode == 0, f"down with the directory deleted: exit 0 ({r.stderr.strip()[-300:]})")
+    check_clean(cluster, "down with the directory deleted")
+    os.makedirs(cluster.directory)
+
+
 def test(bin_dir):
     cluster = Cluster(bin_dir, 3, slurm=True)   # its directory and environment; `up` by hand
     scratch = tempfile.mkdtemp(prefix="collscope-cluster-rollback.")
@@ -81,6 +93,7 @@ def test(bin_dir):
         test_failing_slurmd(cluster, scratch)
         test_interrupted(cluster, scratch, signal.SIGINT)
         test_interrupted(cluster, scratch, signal.SIGTERM)
+        test_directory_deleted(cluster)
         with cluster:
             check(cluster.command("status").returncode == 0, "afterwards a normal up works")
         check_clean(cluster, "afterwards down")

@@ -4,8 +4,10 @@
   - `up` brings up one slurmd per host: sinfo shows h0 .. h3 idle;
   - a sweep of allreduce ring and mpi, 2 ranks per node, on 2 and 4 nodes (two job arrays
     and a merge job) completes; the merged file holds 4 runs;
-  - each run's ranks landed on as many different hosts as it had nodes: hosts h0,h1 (2)
-    or h0,h1,h2,h3 (4), 2 ranks per node, and /collective/ranks gives each node 2 ranks;
+  - each run's ranks landed on as many different hosts as it had nodes (2 or 4 of h0 .. h3,
+    the hosts of its Slurm node list; jobs get whole hosts, so two 2-node jobs run side by
+    side on h0,h1 and h2,h3), 2 ranks per node, and /collective/ranks gives each node 2 ranks;
+  - the jobs' ranks were started by mpirun inside the allocation (COLLSCOPE_LAUNCHER);
   - the ring's results are exact with inter-node bytes, and they crossed the shaped links
     (tc's byte counters grew by at least the ring's inter-node payload);
   - `down` cancels nothing left, stops every daemon, leaves nothing.
@@ -24,7 +26,7 @@ from clusterlib import Cluster, check
 SWEEP = os.path.join(clusterlib.ROOT, "scripts", "sweep")
 ITERS, WARMUP = 3, 1
 SIZES = ["-b", "1K", "-e", "64K", "-f", "8", "-n", str(ITERS), "-w", str(WARMUP)]
-HOSTS_OF = {2: "h0,h1", 4: "h0,h1,h2,h3"}
+ALL_HOSTS = ["h0", "h1", "h2", "h3"]
 
 
 def wait_for_jobs(cluster, jobs, limit=120):
@@ -43,17 +45,25 @@ def wait_for_jobs(cluster, jobs, limit=120):
         time.sleep(1)
 
 
-def check_runs(path):
+def hosts_of(cluster, nodelist):
+    """The host names of a Slurm node list such as h[2-3]."""
+    return cluster.run(["scontrol", "show", "hostnames", nodelist]).stdout.split()
+
+
+def check_runs(cluster, path):
     with h5py.File(path, "r") as f:
         runs, rows, ranks = f["runs"][:], f["collective/rows"][:], f["collective/ranks"][:]
     check(len(runs) == 4, f"merged file: 4 runs (ring and mpi on 2 and 4 nodes), got {len(runs)}")
     for run in runs:
         nodes = int(run["nnodes"])
         program = run["program"].decode()
-        check(nodes in HOSTS_OF and run["hosts"].decode() == HOSTS_OF[nodes]
-              and run["slurm_nodelist"].decode() == f"h[0-{nodes - 1}]" and run["ranks_per_node"] == 2
+        hosts = run["hosts"].decode().split(",")
+        allocated = hosts_of(cluster, run["slurm_nodelist"].decode())
+        check(nodes in (2, 4) and len(set(hosts)) == nodes and set(hosts) <= set(ALL_HOSTS)
+              and sorted(hosts) == sorted(allocated) and run["ranks_per_node"] == 2
               and run["world_size"] == 2 * nodes,
-              f"{program} on {nodes} nodes: ranks on hosts {run['hosts'].decode()}, 2 per node")
+              f"{program} on {nodes} nodes: ranks on hosts {','.join(hosts)} (allocated "
+              f"{run['slurm_nodelist'].decode()}), 2 per node")
         mine = rows[rows["run_id"] == run["run_id"]]
         for row_index in [i for i, r in enumerate(rows) if r["run_id"] == run["run_id"]]:
             node_ranks = ranks[ranks["row"] == row_index]["node"].tolist()
@@ -81,7 +91,11 @@ def test(bin_dir):
         check(r.returncode == 0 and len(jobs) == 3, f"sweep submitted 2 arrays and a merge job: {r.stdout.strip()}")
         states = wait_for_jobs(cluster, jobs)
         check(states[jobs[-1]] == ("COMPLETED", "0:0"), f"merge job completed: {states}")
-        inter = check_runs(os.path.join(results, "multi.h5"))
+        inter = check_runs(cluster, os.path.join(results, "multi.h5"))
+        launched = [line for name in sorted(os.listdir(os.path.join(results, "logs")))
+                    for line in open(os.path.join(results, "logs", name)) if line.startswith("launch: ")]
+        check(len(launched) == 4 and all(line.startswith("launch: mpirun -np ") for line in launched),
+              "the 4 tasks' ranks were started by mpirun inside their allocations")
         calls = 1 + WARMUP + ITERS
         shaped = cluster.shaped_bytes() - before
         check(shaped >= inter * calls, f"tc counted {shaped} B on the shaped links >= {inter * calls} B "
