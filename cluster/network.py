@@ -29,7 +29,7 @@ from spec import BRIDGE_ADDRESS, SUBNET, host_address, host_name
 BRIDGE = "cs-br"
 HOST_DEVICE = "eth0"
 TOOLS = ("ip", "tc", "nsenter", "unshare")
-CONTROL_QUANTUM = 60000   # HTB's DRR quantum; set so the kernel does not warn about r2q
+HTB_QUANTUM = 60000   # bytes per round among classes; set so the kernel does not warn (r2q)
 
 
 class NetworkError(Exception):
@@ -191,7 +191,7 @@ def htb_commands(spec, k, device, match, with_delay):
         burst = burst_bytes(bits)
         commands.append(f"class add dev {device} parent 1: classid {class_id(peer)} htb "
                         f"rate {bits}bit ceil {bits}bit burst {burst} cburst {burst} "
-                        f"quantum {CONTROL_QUANTUM}")
+                        f"quantum {HTB_QUANTUM}")
         commands.append(f"filter add dev {device} parent 1: protocol ip prio 1 u32 "
                         f"match ip {match} {host_address(peer)}/32 flowid {class_id(peer)}")
         if with_delay and spec.delay_us:
