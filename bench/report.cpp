@@ -7,14 +7,12 @@
 #include <utility>
 #include <vector>
 
+#include "collscope/program/text.hpp"
+
 namespace collscope::bench {
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
+using program::fmt;
 
 std::string volume_status(const Measurement& m) {
   if (!m.volume_checked) return "n/a";

@@ -4,20 +4,16 @@
 #include <cmath>
 #include <cstdio>
 
-#include "collscope/bench/stats.hpp"
+#include "collscope/program/stats.hpp"
+#include "collscope/program/text.hpp"
 
 namespace collscope::layers {
 namespace {
 
 using Json = nlohmann::ordered_json;
-using bench::Stats;
-using bench::stats_of;
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
+using program::fmt;
+using program::Stats;
+using program::stats_of;
 
 // How close a check came to failing: its error over its tolerance (NaN: infinitely).
 double closeness(const TensorCheck& c) {
