@@ -47,7 +47,8 @@ void fill_model(bench::Measurement& m, std::int64_t i) {
 
 json sample_collective(std::int64_t i) {
   bench::Measurement m;
-  m.collective = i % 5 == 2 ? "alltoallv" : "allreduce";
+  const bool alltoallv = i % 5 == 2;
+  m.collective = alltoallv ? "alltoallv" : "allreduce";
   m.algorithm = i % 4 == 3 ? "mpi" : "ring";
   m.transport = i % 3 == 0 ? "ucx" : "mpi";
   if (i % 3 == 0) m.transport_env = {"UCX_TLS=shm,self", "UCX_NET_DEVICES=all"};
@@ -58,7 +59,7 @@ json sample_collective(std::int64_t i) {
   m.count = static_cast<std::size_t>(i) * 3;
   m.bytes = static_cast<std::size_t>(1000 + i);
   m.in_place = i % 2 == 0;
-  if (m.collective == "alltoallv") {
+  if (alltoallv) {
     m.split = i % 2 ? "skewed" : "file:splits/é-matrix.txt";
     m.splits = matrix(m.nranks, i + 1);
   }
