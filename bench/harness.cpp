@@ -28,7 +28,7 @@
 #include "collscope/host_executor.hpp"
 #include "collscope/model.hpp"
 #include "collscope/schedule_trace.hpp"
-#include "collscope/seed_formulas.hpp"
+#include "collscope/textbook_formulas.hpp"
 #include "collscope/results/results_file.hpp"
 #include "collscope/transport_factory.hpp"
 #include "collscope/verify/collective_data.hpp"
@@ -290,15 +290,16 @@ void Runner::check_volume(Measurement& m, std::size_t r, std::size_t p, const Ra
   }
 }
 
-// The seed's closed form for this algorithm, and with --model the time the cost model
+// The textbook closed form for this algorithm, and with --model the time the cost model
 // predicts for the algorithm's schedules on every rank (hand-written algorithms only).
 void Runner::collect_model(Measurement& m, const CollArgs& a) {
   if (rank_ != 0) return;
   if (model_ && !algo_.is_vendor())
     m.predicted_us = predict_us(traces_of(algo_, nranks_, a, opts_.in_place), nodes_, *model_);
   m.model = opts_.model_path;
-  if (auto bytes = seed_sent_bytes(algo_.collective_name(), algo_.name, nranks_, a)) m.seed_sent_bytes = *bytes;
-  if (auto text = seed_formula_text(algo_.collective_name(), algo_.name)) m.seed_formula = std::string(*text);
+  const std::string_view coll = algo_.collective_name();
+  if (auto bytes = textbook_sent_bytes(coll, algo_.name, nranks_, a)) m.textbook_sent_bytes = *bytes;
+  if (auto text = textbook_formula_text(coll, algo_.name)) m.textbook_formula = std::string(*text);
 }
 
 void Runner::collect_check(Measurement& m, const Case& c, const CollArgs& a) {
@@ -342,6 +343,9 @@ Measurement Runner::measure(const Case& c, benchmark::State& state) {
   m.count = a.count;
   m.bytes = coll_.reported_bytes(a, nranks_);
   m.in_place = opts_.in_place;
+  m.segment_bytes = opts_.segment_bytes;
+  m.seed = opts_.seed;
+  m.max_scratch_bytes = opts_.scratch_limit;
   m.iters = opts_.iters;
   m.warmup = opts_.warmup;
   m.node_of_rank = nodes_;

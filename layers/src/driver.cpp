@@ -16,7 +16,7 @@
 #include "collscope/layers/options.hpp"
 #include "collscope/layers/record.hpp"
 #include "collscope/results/results_file.hpp"
-#include "collscope/seed_formulas.hpp"
+#include "collscope/textbook_formulas.hpp"
 #include "collscope/transport_factory.hpp"
 
 namespace collscope::layers {
@@ -93,8 +93,8 @@ SiteVolume planned_site(const PlannedCall& c, const Prepared& p, const SplitsByR
           theory_total(algo.theory, group_of(p.config, c.group, r).position, s.group_size, args));
     }
   if (!splits.empty()) args.splits = splits.front();
-  s.closed_form_bytes = seed_sent_bytes(c.collective, algo.name, s.group_size, args);
-  s.closed_form = std::string(seed_formula_text(c.collective, algo.name).value_or(""));
+  s.closed_form_bytes = textbook_sent_bytes(c.collective, algo.name, s.group_size, args);
+  s.closed_form = std::string(textbook_formula_text(c.collective, algo.name).value_or(""));
   return s;
 }
 

@@ -109,7 +109,7 @@ Json seed_json(const LayerRecord& r) {
                       {"elements", s.elements}, {"bytes", s.bytes},
                       {"explanation", s.explanation}};
   j["exact_sent_bytes"] = exact ? Json(*exact) : nullptr;
-  j["exact_over_seed"] = exact && s.bytes > 0 ? Json(static_cast<double>(*exact) / s.bytes)
+  j["exact_over_formula"] = exact && s.bytes > 0 ? Json(static_cast<double>(*exact) / s.bytes)
                                               : nullptr;
   return j;
 }
@@ -167,7 +167,7 @@ void add_volume(Json& j, const LayerRecord& r) {
   j["volume_error"] = r.volume_error;
   j["collectives"] = Json::array();
   for (const SiteVolume& s : r.sites) j["collectives"].push_back(site_json(s));
-  j["seed_figure"] = seed_json(r);
+  j["textbook_figure"] = seed_json(r);
 }
 
 // ---- table ------------------------------------------------------------------------------
