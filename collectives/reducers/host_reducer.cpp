@@ -6,94 +6,25 @@
 // i, so the loop is correct then, and the pointers are deliberately not __restrict.
 // Partially overlapping buffers (out = a + k, k != 0) are not supported.
 //
-// Integer sum and prod wrap modulo 2^bits (two's complement), computed in unsigned
-// arithmetic so there is no signed-overflow UB. Wrapping arithmetic is associative and
-// commutative, so integer results are exact whatever order the ranks combine in.
-// float16 and bfloat16 are widened to float, combined, and rounded back once per call.
+// The element functions (wrapping integers, 16-bit floats computed in float, NaN in
+// max/min) are elementwise.hpp's, shared with the device kernels.
 
 #include <cstring>
 #include <type_traits>
 
 #include "collscope/build_config.hpp"
 #include "collscope/errors.hpp"
-#include "collscope/half.hpp"
+#include "collscope/elementwise.hpp"
 #include "collscope/reducer.hpp"
 
 namespace collscope {
 namespace {
 
-// How an element is stored versus computed on: 16-bit floats compute in float.
-template <class T>
-struct Elem {
-  using Compute = T;
-  static T load(T v) { return v; }
-  static T store(T v) { return v; }
-};
-template <>
-struct Elem<float16_t> {
-  using Compute = float;
-  static float load(float16_t v) { return to_float(v); }
-  static float16_t store(float v) { return to_float16(v); }
-};
-template <>
-struct Elem<bfloat16_t> {
-  using Compute = float;
-  static float load(bfloat16_t v) { return to_float(v); }
-  static bfloat16_t store(float v) { return to_bfloat16(v); }
-};
-
-// Unsigned type at least as wide as unsigned int, so int8/uint8 do not promote to
-// (signed) int before the operation.
-template <class T>
-using Wide = decltype(std::make_unsigned_t<T>{} + 0u);
-
-template <class T>
-T wrap(Wide<T> v) {
-  return static_cast<T>(static_cast<std::make_unsigned_t<T>>(v));
-}
-
-struct Sum {
-  template <class V>
-  V operator()(V a, V b) const {
-    if constexpr (std::is_integral_v<V>)
-      return wrap<V>(static_cast<Wide<V>>(a) + static_cast<Wide<V>>(b));
-    else
-      return a + b;
-  }
-};
-
-struct Prod {
-  template <class V>
-  V operator()(V a, V b) const {
-    if constexpr (std::is_integral_v<V>)
-      return wrap<V>(static_cast<Wide<V>>(a) * static_cast<Wide<V>>(b));
-    else
-      return a * b;
-  }
-};
-
-// NaN: a comparison with NaN is false, so max/min return `b` whenever either operand
-// is NaN. A NaN in `b` propagates; a NaN only in `a` is dropped. (This matches x86
-// MAXPS/MINPS with `b` as the source operand, so the loops vectorise exactly.)
-struct Max {
-  template <class V>
-  V operator()(V a, V b) const {
-    return a > b ? a : b;
-  }
-};
-
-struct Min {
-  template <class V>
-  V operator()(V a, V b) const {
-    return a < b ? a : b;
-  }
-};
+using namespace elementwise;
 
 template <class T, class Op>
 void reduce_loop(T* out, const T* a, const T* b, std::size_t count) {
-  using E = Elem<T>;
-  const Op op;
-  for (std::size_t i = 0; i < count; ++i) out[i] = E::store(op(E::load(a[i]), E::load(b[i])));
+  for (std::size_t i = 0; i < count; ++i) out[i] = reduce_one<T, Op>(a[i], b[i]);
 }
 
 template <class T>
@@ -111,14 +42,10 @@ void reduce_typed(void* out, const void* a, const void* b, std::size_t count, Re
   throw UsageError("unknown reduction operator");
 }
 
-// Divides in the compute type (float for the 16-bit types, one rounding back).
 template <class T>
 void divide_typed(void* buf, std::size_t count, int divisor) {
-  using E = Elem<T>;
-  using C = typename E::Compute;
   auto* p = static_cast<T*>(buf);
-  const C d = static_cast<C>(divisor);
-  for (std::size_t i = 0; i < count; ++i) p[i] = E::store(E::load(p[i]) / d);
+  for (std::size_t i = 0; i < count; ++i) p[i] = divide_one(p[i], divisor);
 }
 
 class HostReducer final : public Reducer {

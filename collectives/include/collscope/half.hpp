@@ -4,11 +4,15 @@
 // are written with integer bit manipulation and selects instead of branches, so a loop
 // over an array of them vectorises. Narrowing rounds to nearest, ties to even; values
 // too large for the target become infinity; NaN stays NaN (a quiet NaN, sign kept).
-// Portable C++20: no _Float16, no F16C intrinsics.
+// Portable C++20: no _Float16, no F16C intrinsics. Host and device (COLLSCOPE_HD) share
+// them, so the GPU rounds exactly as the CPU does.
 #pragma once
 
 #include <bit>
 #include <cstdint>
+#include <cstring>
+
+#include "collscope/hd.hpp"
 
 namespace collscope {
 
@@ -22,17 +26,30 @@ struct bfloat16_t {
 static_assert(sizeof(float16_t) == 2 && sizeof(bfloat16_t) == 2);
 
 namespace detail {
+// std::bit_cast on the host; on the GPU (where std::bit_cast is a host function) a
+// register move written as memcpy.
+template <class To, class From>
+COLLSCOPE_HD inline To bits(From from) {
+#if defined(__CUDA_ARCH__)
+  To to;
+  memcpy(&to, &from, sizeof to);
+  return to;
+#else
+  return std::bit_cast<To>(from);
+#endif
+}
+
 // c ? x : y as a bit mask. A plain ?: lets GCC sink the floating-point work of the
 // unused arm into a branch, which then cannot be if-converted back (the FP operation
 // might trap), and the loop no longer vectorises. A mask leaves no branch to form.
-inline std::uint32_t pick(bool c, std::uint32_t x, std::uint32_t y) {
+COLLSCOPE_HD inline std::uint32_t pick(bool c, std::uint32_t x, std::uint32_t y) {
   const std::uint32_t m = 0u - static_cast<std::uint32_t>(c);
   return (x & m) | (y & ~m);
 }
 }  // namespace detail
 
 // binary16 -> float32 is exact: every half value is a float value.
-inline float to_float(float16_t h) {
+COLLSCOPE_HD inline float to_float(float16_t h) {
   const std::uint32_t sign = static_cast<std::uint32_t>(h.bits & 0x8000u) << 16;
   const std::uint32_t mag = h.bits & 0x7fffu;  // exponent and mantissa
   // Normal numbers: move the 5-bit exponent and 10-bit mantissa into place and
@@ -44,13 +61,13 @@ inline float to_float(float16_t h) {
   // Zero and subnormals (exponent 0): the value is mag * 2^-24, exact in float.
   const float sub = static_cast<float>(static_cast<std::int32_t>(mag)) * 0x1p-24f;
   const std::uint32_t magnitude =
-      detail::pick(mag < 0x0400u, std::bit_cast<std::uint32_t>(sub), normal);
-  return std::bit_cast<float>(sign | magnitude);
+      detail::pick(mag < 0x0400u, detail::bits<std::uint32_t>(sub), normal);
+  return detail::bits<float>(sign | magnitude);
 }
 
 // float32 -> binary16, round to nearest even.
-inline float16_t to_float16(float f) {
-  const std::uint32_t u = std::bit_cast<std::uint32_t>(f);
+COLLSCOPE_HD inline float16_t to_float16(float f) {
+  const std::uint32_t u = detail::bits<std::uint32_t>(f);
   const std::uint32_t sign = (u >> 16) & 0x8000u;
   const std::uint32_t a = u & 0x7fffffffu;  // |f| as bits
   // Normal half range [2^-14, 2^16): re-bias the exponent (subtract 112 << 23, written
@@ -62,7 +79,7 @@ inline float16_t to_float16(float f) {
   // at float's last mantissa bit, so the float adder does the rounding (to nearest
   // even in the default rounding mode); the mantissa bits that remain are the result.
   // A value that rounds up to 2^-14 yields 0x400, the smallest normal half: correct.
-  const std::uint32_t sub = std::bit_cast<std::uint32_t>(std::bit_cast<float>(a) + 0.5f) -
+  const std::uint32_t sub = detail::bits<std::uint32_t>(detail::bits<float>(a) + 0.5f) -
                             0x3f000000u;
   // 2^16 and above, infinity, NaN.
   const std::uint32_t big = detail::pick(a > 0x7f800000u, 0x7e00u, 0x7c00u);
@@ -72,15 +89,15 @@ inline float16_t to_float16(float f) {
 }
 
 // bfloat16 is the top half of a float32, so widening is a shift.
-inline float to_float(bfloat16_t b) {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(b.bits) << 16);
+COLLSCOPE_HD inline float to_float(bfloat16_t b) {
+  return detail::bits<float>(static_cast<std::uint32_t>(b.bits) << 16);
 }
 
 // float32 -> bfloat16, round to nearest even. Rounding past the largest finite value
 // carries into the exponent and gives infinity, as it should. NaN keeps its sign and
 // top payload bits and is made quiet, so it can never round into infinity.
-inline bfloat16_t to_bfloat16(float f) {
-  const std::uint32_t u = std::bit_cast<std::uint32_t>(f);
+COLLSCOPE_HD inline bfloat16_t to_bfloat16(float f) {
+  const std::uint32_t u = detail::bits<std::uint32_t>(f);
   const std::uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
   const std::uint32_t quiet_nan = (u >> 16) | 0x0040u;
   const bool nan = (u & 0x7fffffffu) > 0x7f800000u;

@@ -5,9 +5,11 @@
 
 #include <cstdint>
 
+#include "collscope/hd.hpp"
+
 namespace collscope {
 
-inline std::uint64_t splitmix64(std::uint64_t x) {
+COLLSCOPE_HD inline std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
