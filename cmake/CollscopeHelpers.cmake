@@ -1,7 +1,9 @@
-# Warnings every target of ours compiles with.
+# Warnings every target of ours compiles with (C++; CUDA sources pass the host
+# compiler's through nvcc).
 function(collscope_warnings target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
-                                           -Wno-sign-conversion)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion>
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
 endfunction()
 
 # The launcher for MPI tests: as root Open MPI needs the two ALLOW variables, and with

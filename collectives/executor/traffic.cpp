@@ -4,6 +4,7 @@ namespace collscope {
 
 void Traffic::reset() {
   for (RankVolume& v : per_peer_) v = {};
+  copies_ = {};
 }
 
 // The one counting rule of every executor. Data messages of zero bytes never reach it

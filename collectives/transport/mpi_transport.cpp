@@ -1,5 +1,9 @@
 #include "collscope/mpi_transport.hpp"
 
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+
 #include <climits>
 #include <string>
 
@@ -41,7 +45,16 @@ ByteType byte_type(std::size_t bytes) {
 
 }  // namespace
 
-MpiTransport::MpiTransport(MPI_Comm comm) {
+std::string mpi_device_memory_refusal() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT)
+  if (MPIX_Query_cuda_support() == 1) return "";
+  return "this MPI library is not CUDA-aware (MPIX_Query_cuda_support() = 0)";
+#else
+  return "this MPI library has no CUDA extension (no MPIX_Query_cuda_support)";
+#endif
+}
+
+MpiTransport::MpiTransport(MPI_Comm comm) : device_refusal_(mpi_device_memory_refusal()) {
   check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
   MPI_Comm_rank(comm_, &rank_);
@@ -68,8 +81,8 @@ void MpiTransport::check_peer(int peer, std::size_t, MemoryKind mem) const {
   if (peer < 0 || peer >= size_ || peer == rank_)
     throw RuntimeError("mpi transport: bad peer " + std::to_string(peer) + " on rank " +
                        std::to_string(rank_));
-  if (mem != MemoryKind::host)
-    throw UsageError("mpi transport: device buffers need the CUDA back-end");
+  if (mem != MemoryKind::host && !device_refusal_.empty())
+    throw UsageError("mpi transport: device buffers: " + device_refusal_);
 }
 
 Request MpiTransport::post(Slot slot) {

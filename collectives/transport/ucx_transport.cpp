@@ -86,6 +86,12 @@ UcxTransport::UcxTransport(MPI_Comm comm) : h_(new Handles) {
     ucp_config_release(config);
   }
   agree(comm_, st, "ucp_init");
+  ucp_context_attr_t attr{};
+  attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
+  device_refusal_ = "this UCX has no CUDA memory support (built without it, or UCX_TLS excludes cuda)";
+  if (ucp_context_query(h_->context, &attr) == UCS_OK &&
+      (attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)))
+    device_refusal_.clear();
 
   ucp_worker_params_t wp{};
   wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
@@ -194,8 +200,8 @@ void UcxTransport::check_args(int peer, MemoryKind mem) const {
   if (peer < 0 || peer >= size_ || peer == rank_)
     throw RuntimeError("ucx transport: bad peer " + std::to_string(peer) + " on rank " +
                        std::to_string(rank_));
-  if (mem != MemoryKind::host)
-    throw UsageError("ucx transport: device buffers need the CUDA back-end");
+  if (mem != MemoryKind::host && !device_refusal_.empty())
+    throw UsageError("ucx transport: device buffers: " + device_refusal_);
 }
 
 int UcxTransport::new_slot() {

@@ -27,6 +27,17 @@
 
 namespace collscope {
 
+// Bytes a device path copies besides the wire (device executors only): the staged
+// path's copies through pinned host memory, the IPC path's copies out of a peer's
+// device memory. Their theory follows from the wire's: a staged rank copies to the host
+// what it sends and to the device what it receives; an IPC rank copies what it receives.
+struct CopyVolume {
+  std::uint64_t to_host = 0;    // device -> pinned host (staged sends)
+  std::uint64_t to_device = 0;  // pinned host -> device (staged receives)
+  std::uint64_t from_peer = 0;  // a peer's device memory -> this rank's (ipc receives)
+  bool operator==(const CopyVolume&) const = default;
+};
+
 // Bytes and messages per peer, as one rank sends and receives them in one call.
 class Traffic {
  public:
@@ -36,9 +47,12 @@ class Traffic {
   void count(const CommOp& op);
   const std::vector<RankVolume>& per_peer() const { return per_peer_; }
   RankVolume total() const;
+  CopyVolume& copies() { return copies_; }
+  const CopyVolume& copies() const { return copies_; }
 
  private:
   std::vector<RankVolume> per_peer_;
+  CopyVolume copies_;
 };
 
 // What shapes a call's schedule, so that an executor can recognise the same call again
@@ -105,6 +119,12 @@ class Executor {
   virtual void synchronize() {}
   // A local copy in the executor's memory space (vendor baselines use it).
   virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
+  // The call buffers are about to be freed: drop whatever refers to them (the IPC path's
+  // mappings of peers' buffers). Collective: every rank calls it between the same calls.
+  virtual void forget_buffers() {}
+  // How device buffers cross ranks ("staged", "ipc", "cuda_aware", "nccl"); "host" for
+  // host memory.
+  virtual std::string path() const { return "host"; }
 
   Traffic& traffic() { return traffic_; }
 

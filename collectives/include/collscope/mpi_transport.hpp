@@ -10,6 +10,10 @@
 
 namespace collscope {
 
+// Why this MPI library cannot take device pointers, or "" when it can: asked at run time
+// (MPIX_Query_cuda_support, Open MPI's extension), never assumed from the build.
+std::string mpi_device_memory_refusal();
+
 class MpiTransport final : public Transport {
  public:
   explicit MpiTransport(MPI_Comm comm);
@@ -24,6 +28,7 @@ class MpiTransport final : public Transport {
                 Tag tag) override;
   Request irecv(int peer, void* buf, std::size_t bytes, MemoryKind mem, Tag tag) override;
   void wait(Request& req) override;
+  std::string device_memory_refusal() const override { return device_refusal_; }
   // Requests still open (posted and not yet waited on); 0 between calls.
   int open_requests() const;
 
@@ -41,6 +46,7 @@ class MpiTransport final : public Transport {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
   std::uint32_t seq_modulus_ = 1;
+  std::string device_refusal_;  // "" where the library is CUDA-aware
   std::vector<Slot> slots_;
   std::vector<int> free_;
 };

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 namespace collscope {
 
@@ -21,6 +22,19 @@ struct Progress {
 
 // The process-wide instance (one communicator stack per process).
 Progress& progress();
+
+// What the watchdog may do besides reporting, for a library that works on its own (an
+// NCCL communicator): poll its asynchronous error, and abort its work in flight before
+// the process exits. Both are called from the watchdog's thread.
+class AbortHook {
+ public:
+  virtual ~AbortHook() = default;
+  virtual std::string async_error() = 0;  // "" when there is none
+  virtual void abort() = 0;
+};
+// The hook of this process (nullptr: none). Its owner clears it before it goes away.
+void set_abort_hook(AbortHook* hook);
+AbortHook* abort_hook();
 
 // The monotonic clock every process of a machine shares, in nanoseconds.
 inline std::int64_t now_ns() {

@@ -34,6 +34,12 @@ class Transport {
   virtual int size() const = 0;
   virtual std::string name() const = 0;
 
+  // Why this transport cannot take device pointers, or "" when it can (a CUDA-aware
+  // library, detected at run time). A device buffer it cannot take is a UsageError.
+  virtual std::string device_memory_refusal() const {
+    return name() + " cannot take device buffers";
+  }
+
   // `mem` says where the buffer lives, so a transport never has to guess.
   virtual Request isend(int peer, const void* buf, std::size_t bytes, MemoryKind mem,
                         Tag tag) = 0;

@@ -36,6 +36,7 @@ class UcxTransport final : public Transport {
   Request irecv(int peer, void* buf, std::size_t bytes, MemoryKind mem, Tag tag) override;
   void wait(Request& req) override;
   void quiesce() override;  // ucp_worker_flush: every completed send delivered
+  std::string device_memory_refusal() const override { return device_refusal_; }
 
   // Requests posted and not yet completed and freed; 0 between calls.
   int open_requests() const;
@@ -64,6 +65,7 @@ class UcxTransport final : public Transport {
   std::deque<Slot> slots_;
   std::vector<int> free_;
   long ucx_requests_live_ = 0;
+  std::string device_refusal_;  // "" where the context supports CUDA memory
 };
 
 // The UCX settings that shape a run (UCX_TLS, UCX_NET_DEVICES, ...), "NAME=value" each,

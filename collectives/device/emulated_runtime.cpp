@@ -1,0 +1,167 @@
+// The host emulation of a device (runtime.hpp): for tests of the device paths on
+// machines without a GPU. Device memory is a memfd mapping, so a peer process on the
+// same machine can map it by the handle (pid, fd), as CUDA IPC maps a peer's allocation.
+// Work runs when it is enqueued, so streams and events have nothing to order and are
+// tokens; the host reducer does the kernels' work.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "collscope/errors.hpp"
+#include "collscope/reducer.hpp"
+#include "runtimes.hpp"
+
+namespace collscope::device {
+namespace {
+
+struct Shared {
+  std::int32_t pid;
+  std::int32_t fd;
+  std::uint64_t bytes;
+};
+static_assert(sizeof(Shared) <= sizeof(MemHandle::bytes));
+
+[[noreturn]] void fail(const std::string& what) {
+  throw RuntimeError("emulated device: " + what + ": " + std::strerror(errno));
+}
+
+class EmulatedRuntime final : public Runtime {
+ public:
+  bool emulated() const override { return true; }
+  std::string kind() const override { return "emulated"; }
+  int device_count() override { return 1; }
+  void select(int device) override {
+    if (device != 0) throw UsageError("the emulated device is device 0 only");
+  }
+  Info info() override {
+    Info i;
+    i.index = 0;
+    i.name = "emulated device (host memory, for tests)";
+    i.uuid = "emulated";
+    i.pci_bus_id = "none";
+    i.emulated = true;
+    return i;
+  }
+
+  void* alloc_pinned(std::size_t bytes) override {
+    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+    if (!p) throw RuntimeError("emulated device: out of host memory");
+    return p;
+  }
+  void free_pinned(void* p) override { std::free(p); }
+
+  Stream create_stream() override { return &token_; }
+  void destroy_stream(Stream) override {}
+  void synchronize(Stream) override {}
+  void copy(void* dst, const void* src, std::size_t bytes, CopyKind, Stream) override {
+    if (bytes > 0 && dst != src) std::memmove(dst, src, bytes);
+  }
+  void memset(void* dst, int value, std::size_t bytes, Stream) override {
+    std::memset(dst, value, bytes);
+  }
+
+  Event create_event(bool) override { return &token_; }
+  void destroy_event(Event) override {}
+  void record(Event, Stream) override {}
+  void wait(Stream, Event) override {}
+  void synchronize_event(Event) override {}
+  bool done(Event) override { return true; }
+
+  MemHandle export_memory(void* base) override {
+    std::lock_guard lock(mutex_);
+    auto it = mine_.find(base);
+    if (it == mine_.end()) throw RuntimeError("emulated device: export of an unknown allocation");
+    MemHandle h;
+    const Shared s{static_cast<std::int32_t>(getpid()), it->second.fd, it->second.bytes};
+    std::memcpy(h.bytes.data(), &s, sizeof s);
+    return h;
+  }
+  void* open_memory(const MemHandle& h) override {
+    Shared s;
+    std::memcpy(&s, h.bytes.data(), sizeof s);
+    const std::string path = "/proc/" + std::to_string(s.pid) + "/fd/" + std::to_string(s.fd);
+    const int fd = ::open(path.c_str(), O_RDWR);
+    if (fd < 0) fail("open " + path);
+    void* p = ::mmap(nullptr, s.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ::close(fd);
+    if (p == MAP_FAILED) fail("mmap a peer's allocation");
+    std::lock_guard lock(mutex_);
+    opened_[p] = s.bytes;
+    return p;
+  }
+  void close_memory(void* p) override {
+    std::lock_guard lock(mutex_);
+    auto it = opened_.find(p);
+    if (it == opened_.end()) return;
+    ::munmap(p, it->second);
+    opened_.erase(it);
+  }
+  EventHandle export_event(Event) override { return {}; }
+  Event open_event(const EventHandle&) override { return &token_; }
+
+  void begin_capture(Stream) override {
+    throw UsageError("CUDA graphs need a GPU: the emulated device has none");
+  }
+  Graph end_capture(Stream) override { return nullptr; }
+  void launch(Graph, Stream) override {}
+  void destroy_graph(Graph) override {}
+
+  void reduce(void* out, const void* a, const void* b, std::size_t count, DataType t,
+              ReduceOp op, Stream) override {
+    host_reducer().reduce(out, a, b, count, t, op);
+  }
+  void divide(void* buf, std::size_t count, DataType t, int divisor, Stream) override {
+    host_reducer().divide(buf, count, t, divisor);
+  }
+  void copy_kernel(void* dst, const void* src, std::size_t bytes, Stream) override {
+    host_reducer().copy(dst, src, bytes);
+  }
+
+ protected:
+  void* do_alloc(std::size_t bytes) override {
+    const int fd = ::memfd_create("collscope-device", MFD_CLOEXEC);
+    if (fd < 0) fail("memfd_create");
+    if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+      ::close(fd);
+      fail("ftruncate " + std::to_string(bytes) + " B");
+    }
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+      ::close(fd);
+      fail("mmap " + std::to_string(bytes) + " B");
+    }
+    std::lock_guard lock(mutex_);
+    mine_[p] = {fd, bytes};
+    return p;
+  }
+  void do_free(void* p) override {
+    std::lock_guard lock(mutex_);
+    auto it = mine_.find(p);
+    if (it == mine_.end()) return;
+    ::munmap(p, it->second.bytes);
+    ::close(it->second.fd);
+    mine_.erase(it);
+  }
+
+ private:
+  struct Mine {
+    int fd;
+    std::uint64_t bytes;
+  };
+  int token_ = 0;
+  std::mutex mutex_;
+  std::map<void*, Mine> mine_;
+  std::map<void*, std::uint64_t> opened_;
+};
+
+}  // namespace
+
+std::unique_ptr<Runtime> make_emulated_runtime() { return std::make_unique<EmulatedRuntime>(); }
+
+}  // namespace collscope::device

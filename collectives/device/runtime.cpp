@@ -1,0 +1,82 @@
+#include "collscope/device/runtime.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <string_view>
+
+#include "collscope/build_config.hpp"
+#include "collscope/errors.hpp"
+#include "runtimes.hpp"
+
+namespace collscope::device {
+
+void* Runtime::alloc(std::size_t bytes) {
+  void* p = do_alloc(bytes == 0 ? 1 : bytes);  // a zero-byte call still has an address
+  std::lock_guard lock(mutex_);
+  allocations_.push_back({p, bytes, next_id_++});
+  return p;
+}
+
+void Runtime::free(void* p) {
+  if (!p) return;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = std::find_if(allocations_.begin(), allocations_.end(),
+                           [p](const Allocation& a) { return a.base == p; });
+    if (it != allocations_.end()) allocations_.erase(it);
+  }
+  do_free(p);
+}
+
+Allocation Runtime::allocation_of(const void* p, std::size_t bytes) const {
+  const auto* at = static_cast<const std::byte*>(p);
+  std::lock_guard lock(mutex_);
+  for (const Allocation& a : allocations_) {
+    const auto* base = static_cast<const std::byte*>(a.base);
+    if (at >= base && at + bytes <= base + std::max<std::size_t>(a.bytes, 1)) return a;
+  }
+  throw RuntimeError("device: " + std::to_string(bytes) +
+                     " B at an address no collscope allocation holds (IPC exports only those)");
+}
+
+namespace {
+
+bool emulation_asked() {
+  const char* v = std::getenv("COLLSCOPE_DEVICE_EMULATION");
+  return v && std::string_view(v) == "1";
+}
+
+struct Selected {
+  std::unique_ptr<Runtime> runtime;
+  std::string reason;  // why there is none
+};
+
+Selected select_runtime() {
+  if (emulation_asked()) return {make_emulated_runtime(), ""};
+#if COLLSCOPE_HAVE_CUDA
+  std::string why;
+  auto rt = make_cuda_runtime(why);
+  if (rt) return {std::move(rt), ""};
+  return {nullptr, why};
+#else
+  return {nullptr, "this build has no CUDA (rebuild where the CUDA toolkit is installed)"};
+#endif
+}
+
+Selected& selected() {
+  static Selected s = select_runtime();
+  return s;
+}
+
+}  // namespace
+
+std::string unavailable_reason() { return selected().runtime ? "" : selected().reason; }
+
+Runtime& runtime() {
+  Selected& s = selected();
+  if (!s.runtime) throw UsageError("device memory is unavailable: " + s.reason);
+  return *s.runtime;
+}
+
+}  // namespace collscope::device

@@ -1,0 +1,96 @@
+// The device executor: runs a schedule on GPU memory, in the sequencer's order
+// (sequencer.hpp), with the reductions and copies as kernels on one stream, and each
+// message carried by a path:
+//
+//   cuda_aware  the transport (an MPI or UCX built with CUDA) takes device pointers; the
+//               stream is drained before a message is posted, so the library sees
+//               finished data
+//   staged      through pinned host memory, over MPI or UCX, in chunks: a send copies
+//               chunk k+1 to the host while chunk k is on the wire, a receive copies
+//               chunk k to the device while chunk k+1 arrives
+//   ipc         ranks of one node: the receiver copies straight out of the sender's
+//               device memory (CUDA IPC), after the sender's stream has reached the
+//               message (an interprocess event); a small host message carries the
+//               handles, an empty one the receiver's "copied" back
+//
+// A call completes on the stream: the caller times run() + synchronize(). Messages are
+// counted as the host executor counts them (the schedule's, not the path's chunks or
+// control messages); the path's copies are counted apart (Traffic::copies()).
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collscope/device/runtime.hpp"
+#include "collscope/executor.hpp"
+#include "collscope/sequencer.hpp"
+
+namespace collscope {
+
+enum class DevicePath { cuda_aware, staged, ipc };
+
+std::string_view path_name(DevicePath p);
+std::optional<DevicePath> parse_path(std::string_view s);
+
+// The staged path's chunk: small enough to pipeline, large enough to reach the wire's
+// bandwidth.
+inline constexpr std::size_t kDefaultStageChunk = std::size_t{1} << 20;
+
+namespace device {
+class Link;  // a path's message mechanics (device/links.hpp)
+}
+
+class DeviceExecutor final : public Executor {
+ public:
+  // Collective over `comm`: sets up the path's transports and checks it can run here
+  // (cuda_aware: the library takes device pointers; ipc: every rank on one node), with a
+  // UsageError otherwise. No path: cuda_aware where the library takes device pointers,
+  // else staged. `transport` is "mpi" or "ucx"; `node_of_rank` from node_map.
+  DeviceExecutor(device::Runtime& rt, std::optional<DevicePath> path, const std::string& transport,
+                 MPI_Comm comm, const std::vector<int>& node_of_rank,
+                 std::size_t stage_chunk = kDefaultStageChunk);
+  ~DeviceExecutor() override;
+
+  std::string name() const override { return transport_; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  MemoryKind memory() const override { return MemoryKind::device; }
+  Completion completion() const override { return Completion::on_queue; }
+  Queue queue() const override { return {stream_}; }
+  std::string path() const override { return std::string(path_name(path_)); }
+
+  void run(Plan& plan, Steps& steps, CallBuffers buffers, std::uint32_t seq,
+           const CallKey* key = nullptr) override;
+  void synchronize() override;
+  void copy(void* dst, const void* src, std::size_t bytes) override;
+  void forget_buffers() override;
+
+  device::Runtime& runtime() { return rt_; }
+  device::Stream stream() const { return stream_; }
+
+ private:
+  friend struct DeviceSink;
+  void bind(std::span<const std::size_t> scratch_sizes, CallBuffers buffers);
+  std::byte* address(BufRef ref) const;
+  void local(const LocalOp& op, const CollArgs& args, int nranks);
+
+  device::Runtime& rt_;
+  DevicePath path_;
+  std::string transport_;
+  int rank_ = 0, size_ = 1;
+  device::Stream stream_ = nullptr;
+  bool stream_busy_ = false;  // work enqueued since the stream was last drained
+  std::unique_ptr<device::Link> link_;
+  SequencerState<int> state_;
+  std::array<std::byte*, 2 + Plan::kMaxScratch> base_{};  // recv, send, scratch slots
+  std::vector<device::Buffer> scratch_;
+};
+
+}  // namespace collscope
