@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "collscope/vendor_mpi.hpp"
+#include "collscope/vendor_nccl.hpp"
 
 namespace collscope {
 namespace {
@@ -41,33 +42,33 @@ using B = BusFactor;
 // One row per collective, in the order of the Collective enum.
 const CollectiveInfo kCollectives[] = {
     // id name reduces rooted has_data in_place root_only send recv count_for reported
-    //   bus input expected vendor
+    //   bus input expected vendor(MPI) vendor(NCCL)
     {C::allreduce, "allreduce", true, false, true, InPlace::same, false, full, full,
-     whole_bytes, count_bytes, B::two_passes, F::vector, E::reduced, vendor::kMpiAllreduce},
+     whole_bytes, count_bytes, B::two_passes, F::vector, E::reduced, vendor::kMpiAllreduce, vendor::kNcclAllreduce},
     {C::reduce_scatter, "reduce_scatter", true, false, true, InPlace::recv_in_send, false, full,
      own_block, whole_bytes, count_bytes, B::one_pass, F::vector, E::reduced_own_block,
-     vendor::kMpiReduceScatter},
+     vendor::kMpiReduceScatter, vendor::kNcclReduceScatter},
     {C::allgather, "allgather", false, false, true, InPlace::send_in_recv, false, own_block,
      full, whole_bytes, count_bytes, B::one_pass, F::own_block, E::every_block,
-     vendor::kMpiAllgather},
+     vendor::kMpiAllgather, vendor::kNcclAllgather},
     {C::broadcast, "broadcast", false, true, true, InPlace::same, false, full_at_root, full,
-     whole_bytes, count_bytes, B::one, F::vector, E::root_vector, vendor::kMpiBroadcast},
+     whole_bytes, count_bytes, B::one, F::vector, E::root_vector, vendor::kMpiBroadcast, vendor::kNcclBroadcast},
     {C::reduce, "reduce", true, true, true, InPlace::same, false, full, full_at_root,
-     whole_bytes, count_bytes, B::one, F::vector, E::reduced, vendor::kMpiReduce},
+     whole_bytes, count_bytes, B::one, F::vector, E::reduced, vendor::kMpiReduce, vendor::kNcclReduce},
     {C::gather, "gather", false, true, true, InPlace::send_in_recv, true, own_block,
      full_at_root, whole_bytes, count_bytes, B::one_pass, F::own_block, E::every_block,
-     vendor::kMpiGather},
+     vendor::kMpiGather, vendor::kNcclGather},
     {C::scatter, "scatter", false, true, true, InPlace::recv_in_send, true, full_at_root,
      own_block, whole_bytes, count_bytes, B::one_pass, F::vector, E::root_block,
-     vendor::kMpiScatter},
+     vendor::kMpiScatter, vendor::kNcclScatter},
     {C::alltoall, "alltoall", false, false, true, InPlace::same, false, per_peer, per_peer,
      per_peer_of_bytes, per_peer_bytes, B::one_pass, F::vector, E::alltoall_blocks,
-     vendor::kMpiAlltoall},
+     vendor::kMpiAlltoall, vendor::kNcclAlltoall},
     {C::alltoallv, "alltoallv", false, false, true, InPlace::none, false, split_row, split_col,
      whole_bytes, mean_row_bytes, B::one_pass, F::vector, E::alltoallv_parts,
-     vendor::kMpiAlltoallv},
+     vendor::kMpiAlltoallv, {}},
     {C::barrier, "barrier", false, false, false, InPlace::none, false, none, none, no_count,
-     zero_bytes, B::one, F::none, E::none, vendor::kMpiBarrier},
+     zero_bytes, B::one, F::none, E::none, vendor::kMpiBarrier, {}},
 };
 
 const std::byte* byte_at(const void* base, std::size_t elements, std::size_t elem) {

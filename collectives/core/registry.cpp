@@ -10,6 +10,7 @@ namespace {
 
 const VendorCall* vendor_call(Collective c, std::string_view library) {
   if (library == "mpi") return &collective_info(c).mpi;
+  if (library == "nccl") return &collective_info(c).nccl;
   return nullptr;
 }
 

@@ -29,6 +29,8 @@ struct Algorithm {
   const CollectiveInfo& info() const { return collective_info(collective); }
   std::string_view collective_name() const { return info().name; }
   bool is_vendor() const { return vendor != nullptr; }
+  // Runs on GPU memory only: host runs (the layers, host memory tests) leave it out.
+  bool needs_device() const { return vendor != nullptr && vendor->device_only; }
   std::string full_name() const;  // "allreduce_ring"
 };
 

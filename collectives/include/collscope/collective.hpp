@@ -80,12 +80,20 @@ enum class BusFactor {
   one,         // 1: broadcast, reduce, barrier
 };
 
-// The library's own implementation of a collective, run on Comm::mpi_comm().
+// A library's own implementation of a collective (MPI's on Comm::mpi_comm(), NCCL's on
+// the NCCL executor's communicator).
 struct VendorCall {
   std::string_view function;  // "MPI_Allreduce", for help and docs
   void (*run)(Comm&, const CollArgs&) = nullptr;
   // Why this call cannot be made (int counts, ...), or nullopt.
   std::optional<std::string> (*constraint)(int nranks, const CollArgs&) = nullptr;
+  // What this call really runs, when that depends on the call or the library found at
+  // run time ("ncclAlltoAll", or "grouped ncclSend/ncclRecv" before NCCL 2.28); null:
+  // `function`.
+  std::string (*implementation)(int nranks, const CollArgs&) = nullptr;
+  bool in_place = true;  // has an in-place form
+  bool device_only = false;  // runs on GPU memory only (NCCL's collectives)
+  bool available() const { return run != nullptr; }
 };
 
 struct CollectiveInfo {
@@ -105,7 +113,8 @@ struct CollectiveInfo {
   BusFactor bus_factor = BusFactor::one;
   InputFill input = InputFill::vector;
   Expected expected = Expected::none;
-  VendorCall mpi;  // collectives/vendor/mpi.cpp
+  VendorCall mpi;   // collectives/vendor/mpi.cpp
+  VendorCall nccl;  // collectives/nccl/vendor.cpp; no run: NCCL has none
 };
 
 std::span<const CollectiveInfo> all_collectives();

@@ -1,0 +1,214 @@
+#include <cstdlib>
+#include <cstring>
+
+#include "collscope/agree.hpp"
+#include "collscope/errors.hpp"
+#include "collscope/progress.hpp"
+#include "nccl_executor_impl.hpp"
+
+extern char** environ;
+
+namespace collscope {
+namespace {
+
+constexpr int kRecvBase = 0, kSendBase = 1, kScratchBase = 2;
+constexpr int kMultiRankGpuVersion = 23000;  // NCCL 2.30.0
+
+// The watchdog's view of the executor: its asynchronous error, and abort.
+class Guard final : public AbortHook {
+ public:
+  explicit Guard(NcclExecutor& e) : e_(e) { set_abort_hook(this); }
+  ~Guard() override { set_abort_hook(nullptr); }
+  std::string async_error() override { return e_.async_error(); }
+  void abort() override { e_.abort(); }
+
+ private:
+  NcclExecutor& e_;
+};
+
+std::string my_gpu_uuid(device::Runtime& rt) { return rt.info().uuid; }
+
+// Every rank's GPU UUID, on every rank.
+std::vector<std::string> all_gpu_uuids(const std::string& mine, MPI_Comm comm) {
+  int n = 1;
+  MPI_Comm_size(comm, &n);
+  char buf[64] = {};
+  std::strncpy(buf, mine.c_str(), sizeof buf - 1);
+  std::vector<char> all(static_cast<std::size_t>(n) * sizeof buf);
+  MPI_Allgather(buf, sizeof buf, MPI_CHAR, all.data(), sizeof buf, MPI_CHAR, comm);
+  std::vector<std::string> out;
+  for (int r = 0; r < n; ++r) out.emplace_back(all.data() + static_cast<std::size_t>(r) * sizeof buf);
+  return out;
+}
+
+bool multi_rank_gpu_enabled() {
+  const char* v = std::getenv("NCCL_MULTI_RANK_GPU_ENABLE");
+  return v && std::string(v) == "1";
+}
+
+ncclDataType_t bytes_type() { return ncclInt8; }
+
+}  // namespace
+
+std::string shared_gpu_refusal(const std::vector<std::string>& gpu_of_rank,
+                               const std::vector<int>& node_of_rank, int nccl_version,
+                               bool multi_rank_enabled) {
+  for (std::size_t a = 0; a < gpu_of_rank.size(); ++a)
+    for (std::size_t b = a + 1; b < gpu_of_rank.size(); ++b) {
+      if (node_of_rank[a] != node_of_rank[b] || gpu_of_rank[a] != gpu_of_rank[b]) continue;
+      if (nccl_version >= kMultiRankGpuVersion && multi_rank_enabled) return "";
+      const std::string why =
+          nccl_version >= kMultiRankGpuVersion
+              ? "set NCCL_MULTI_RANK_GPU_ENABLE=1 to let NCCL run them"
+              : "NCCL before 2.30 refuses several ranks on one GPU (\"Duplicate GPU detected\"); "
+                "2.30 and later allow it with NCCL_MULTI_RANK_GPU_ENABLE=1";
+      return "ranks " + std::to_string(a) + " and " + std::to_string(b) + " share GPU " +
+             gpu_of_rank[a] + ": " + why + " (use one GPU per rank, --device-map, or -t mpi)";
+    }
+  return "";
+}
+
+std::string nccl_runtime_version() {
+  return nccl::unavailable_reason().empty() ? nccl::library().version_text() : "";
+}
+
+std::vector<std::string> nccl_environment() {
+  std::vector<std::string> out;
+  for (char** e = environ; e && *e; ++e)
+    if (std::string(*e).rfind("NCCL_", 0) == 0) out.emplace_back(*e);
+  return out;
+}
+
+std::unique_ptr<Executor> make_nccl_executor(device::Runtime& rt, MPI_Comm comm,
+                                             const std::vector<int>& node_of_rank) {
+  if (rt.emulated())
+    throw UsageError("-t nccl needs a real GPU: the emulated device has no NCCL");
+  agree_or_throw(comm, nccl::unavailable_reason());
+  const nccl::Library& lib = nccl::library();
+  int rank = 0, n = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &n);
+  const auto uuids = all_gpu_uuids(my_gpu_uuid(rt), comm);
+  const std::string shared = shared_gpu_refusal(uuids, node_of_rank, lib.version, multi_rank_gpu_enabled());
+  if (!shared.empty()) throw UsageError(shared);  // the same on every rank
+  ncclUniqueId id;
+  std::string problem;
+  if (rank == 0) {
+    const ncclResult_t rc = lib.GetUniqueId(&id);
+    if (rc != ncclSuccess) problem = std::string("ncclGetUniqueId: ") + lib.GetErrorString(rc);
+  }
+  agree_or_throw(comm, problem);
+  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm);
+  ncclComm_t c = nullptr;
+  const ncclResult_t rc = lib.CommInitRank(&c, n, id, rank);
+  agree_or_throw(comm, rc == ncclSuccess ? "" : std::string("ncclCommInitRank: ") + lib.GetErrorString(rc));
+  return std::make_unique<NcclExecutor>(rt, lib, c, rank, n);
+}
+
+NcclExecutor::NcclExecutor(device::Runtime& rt, const nccl::Library& lib, ncclComm_t comm, int rank,
+                           int size)
+    : Executor(size), rt_(rt), lib_(lib), comm_(comm), rank_(rank), size_(size),
+      stream_(rt.create_stream()), empty_(rt, 16), scratch_(Plan::kMaxScratch) {
+  guard_ = std::make_unique<Guard>(*this);
+}
+
+NcclExecutor::~NcclExecutor() {
+  guard_.reset();
+  try {
+    rt_.synchronize(stream_);
+  } catch (...) {
+  }
+  lib_.CommDestroy(comm_);
+  scratch_.clear();
+  empty_.reset();
+  rt_.destroy_stream(stream_);
+}
+
+void NcclExecutor::run(Plan& plan, Steps& steps, CallBuffers buffers, std::uint32_t,
+                       const CallKey*) {
+  bool first = true;
+  while (steps.next()) {
+    if (first) {
+      plan.freeze();
+      bind(plan.scratch_sizes(), buffers);
+    }
+    first = false;
+    const Step& s = steps.value();
+    progress().phase.store(s.phase, std::memory_order_relaxed);
+    progress().step.store(s.index, std::memory_order_relaxed);
+    if (!s.comm.empty()) {
+      check(lib_.GroupStart(), "ncclGroupStart");
+      for (const CommOp& op : s.comm) post(op);
+      check(lib_.GroupEnd(), "ncclGroupEnd");
+    }
+    for (const LocalOp& op : s.local) local(op, plan.args());
+  }
+  plan.freeze();
+}
+
+void NcclExecutor::post(const CommOp& op) {
+  traffic_.count(op);
+  const bool data = op.kind == CommKind::send || op.kind == CommKind::recv;
+  std::byte* at = data ? address(op.buf) : empty_.get();
+  const std::size_t bytes = data ? op.bytes : 0;
+  if (!op.receives())
+    check(lib_.Send(at, bytes, bytes_type(), op.peer, comm_, stream()), "ncclSend");
+  else
+    check(lib_.Recv(at, bytes, bytes_type(), op.peer, comm_, stream()), "ncclRecv");
+}
+
+void NcclExecutor::local(const LocalOp& op, const CollArgs& a) {
+  switch (op.kind) {
+    case LocalKind::reduce:
+      rt_.reduce(address(op.out), address(op.a), address(op.b), op.bytes / a.elem_size(), a.dtype,
+                 a.op, stream_);
+      break;
+    case LocalKind::copy: rt_.copy_kernel(address(op.out), address(op.a), op.bytes, stream_); break;
+    case LocalKind::divide:
+      rt_.divide(address(op.out), op.bytes / a.elem_size(), a.dtype, size_, stream_);
+      break;
+  }
+}
+
+void NcclExecutor::synchronize() {
+  progress().phase.store("stream", std::memory_order_relaxed);
+  rt_.synchronize(stream_);
+}
+
+void NcclExecutor::copy(void* dst, const void* src, std::size_t bytes) {
+  rt_.copy(dst, src, bytes, device::CopyKind::device_to_device, stream_);
+}
+
+std::string NcclExecutor::async_error() const {
+  ncclResult_t err = ncclSuccess;
+  if (lib_.CommGetAsyncError(comm_, &err) != ncclSuccess) return "";
+  if (err == ncclSuccess || err == ncclInProgress) return "";
+  return lib_.GetErrorString(err);
+}
+
+void NcclExecutor::abort() { lib_.CommAbort(comm_); }
+
+void NcclExecutor::bind(std::span<const std::size_t> scratch_sizes, CallBuffers buffers) {
+  base_[kRecvBase] = static_cast<std::byte*>(buffers.recv);
+  base_[kSendBase] = const_cast<std::byte*>(static_cast<const std::byte*>(buffers.send));
+  for (std::size_t s = 0; s < scratch_sizes.size(); ++s) {
+    if (scratch_[s].size() < scratch_sizes[s]) {
+      rt_.synchronize(stream_);  // queued work may still use the old one
+      scratch_[s] = device::Buffer(rt_, scratch_sizes[s]);
+    }
+    base_[kScratchBase + s] = scratch_[s].get();
+  }
+}
+
+std::byte* NcclExecutor::address(BufRef ref) const {
+  switch (ref.region) {
+    case Region::recv: return base_[kRecvBase] + ref.offset;
+    case Region::send: return base_[kSendBase] + ref.offset;
+    case Region::scratch: return base_[kScratchBase + ref.slot] + ref.offset;
+  }
+  return nullptr;
+}
+
+NcclExecutor* as_nccl(Executor& e) { return dynamic_cast<NcclExecutor*>(&e); }
+
+}  // namespace collscope

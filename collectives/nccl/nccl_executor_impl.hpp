@@ -1,0 +1,66 @@
+// The NCCL executor's class, for the NCCL baselines (vendor.cpp), which call NCCL's own
+// collectives on the executor's communicator and stream. Internal to the library.
+#pragma once
+
+#include <nccl.h>
+
+#include <array>
+#include <span>
+
+#include "collscope/nccl/library.hpp"
+#include "collscope/nccl/nccl_executor.hpp"
+#include "collscope/progress.hpp"
+#include "collscope/schedule.hpp"
+
+namespace collscope {
+
+class NcclExecutor final : public Executor {
+ public:
+  NcclExecutor(device::Runtime& rt, const nccl::Library& lib, ncclComm_t comm, int rank, int size);
+  ~NcclExecutor() override;
+
+  std::string name() const override { return "nccl"; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  MemoryKind memory() const override { return MemoryKind::device; }
+  Completion completion() const override { return Completion::on_queue; }
+  Queue queue() const override { return {stream_}; }
+  std::string path() const override { return "nccl"; }
+
+  void run(Plan& plan, Steps& steps, CallBuffers buffers, std::uint32_t seq,
+           const CallKey* key = nullptr) override;
+  void synchronize() override;
+  void copy(void* dst, const void* src, std::size_t bytes) override;
+
+  const nccl::Library& lib() const { return lib_; }
+  ncclComm_t comm() const { return comm_; }
+  cudaStream_t stream() const { return static_cast<cudaStream_t>(stream_); }
+  device::Runtime& runtime() { return rt_; }
+  // Checks an NCCL call on this communicator (its last error included).
+  void check(ncclResult_t rc, const char* what) const { lib_.check(rc, what, comm_); }
+  // The communicator's asynchronous error, "" when there is none (the watchdog polls it).
+  std::string async_error() const;
+  // Ends the communicator's work at once (the watchdog's way out of a hang).
+  void abort();
+
+ private:
+  void bind(std::span<const std::size_t> scratch_sizes, CallBuffers buffers);
+  std::byte* address(BufRef ref) const;
+  void post(const CommOp& op);
+  void local(const LocalOp& op, const CollArgs& args);
+
+  device::Runtime& rt_;
+  const nccl::Library& lib_;
+  ncclComm_t comm_;
+  int rank_, size_;
+  device::Stream stream_ = nullptr;
+  device::Buffer empty_;  // where messages of no bytes point (never NULL)
+  std::array<std::byte*, 2 + Plan::kMaxScratch> base_{};
+  std::vector<device::Buffer> scratch_;
+  std::unique_ptr<AbortHook> guard_;  // the watchdog's hold on this communicator
+};
+
+// The NCCL executor behind `e`, or nullptr.
+NcclExecutor* as_nccl(Executor& e);
+
+}  // namespace collscope
