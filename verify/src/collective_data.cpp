@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "collscope/device/runtime.hpp"
 #include "collscope/errors.hpp"
 
 namespace collscope::verify {
@@ -19,7 +20,7 @@ std::byte* bytes_at(void* base, std::size_t elements, DataType t) {
 // Rank `owner`'s own block of the full vector, at its place in `buf`.
 void fill_block(void* buf, const CollArgs& a, const DataSpec& s, int owner) {
   const Block b = block_of(a.count, s.nranks, owner);
-  fill_input(bytes_at(buf, b.offset, a.dtype), b.count, s, owner, b.offset);
+  fill_input(a.mem, bytes_at(buf, b.offset, a.dtype), b.count, s, owner, b.offset);
 }
 
 void fill_every_block(void* buf, const CollArgs& a, const DataSpec& s) {
@@ -30,13 +31,13 @@ void fill_every_block(void* buf, const CollArgs& a, const DataSpec& s) {
 void fill_alltoall_expected(void* want, const CollArgs& a, const DataSpec& s, int rank) {
   const std::size_t r = static_cast<std::size_t>(rank);
   for (int from = 0; from < s.nranks; ++from)
-    fill_input(bytes_at(want, static_cast<std::size_t>(from) * a.count, a.dtype), a.count, s,
-               from, r * a.count);
+    fill_input(a.mem, bytes_at(want, static_cast<std::size_t>(from) * a.count, a.dtype), a.count,
+               s, from, r * a.count);
 }
 
 void fill_alltoallv_expected(void* want, const CollArgs& a, const DataSpec& s, int rank) {
   for (int from = 0; from < s.nranks; ++from)
-    fill_input(bytes_at(want, split_recv_offset(a, from, rank, s.nranks), a.dtype),
+    fill_input(a.mem, bytes_at(want, split_recv_offset(a, from, rank, s.nranks), a.dtype),
                split_at(a, from, rank, s.nranks), s, from,
                split_send_offset(a, from, rank, s.nranks));
 }
@@ -55,9 +56,10 @@ void fill_collective_input(const CollectiveInfo& c, const CollArgs& a, const Dat
     case InputFill::none: return;
     case InputFill::own_block: {  // the send buffer is the rank's block of its vector
       const Block b = block_of(a.count, s.nranks, rank);
-      return fill_input(send, b.count, s, rank, b.offset);
+      return fill_input(a.mem, send, b.count, s, rank, b.offset);
     }
-    case InputFill::vector: return fill_input(send, c.send_count(a, rank, s.nranks), s, rank);
+    case InputFill::vector:
+      return fill_input(a.mem, send, c.send_count(a, rank, s.nranks), s, rank);
   }
 }
 
@@ -67,25 +69,38 @@ void fill_collective_expected(const CollectiveInfo& c, void* want, const CollArg
   if (n == 0) return;
   switch (c.expected) {
     case Expected::none: return;
-    case Expected::reduced: return fill_allreduce_expected(want, n, s);
+    case Expected::reduced: return fill_allreduce_expected(a.mem, want, n, s);
     case Expected::reduced_own_block:
-      return fill_allreduce_expected(want, n, s, block_of(a.count, s.nranks, rank).offset);
+      return fill_allreduce_expected(a.mem, want, n, s, block_of(a.count, s.nranks, rank).offset);
     case Expected::every_block: return fill_every_block(want, a, s);
-    case Expected::root_vector: return fill_input(want, n, s, a.root);
+    case Expected::root_vector: return fill_input(a.mem, want, n, s, a.root);
     case Expected::root_block:
-      return fill_input(want, n, s, a.root, block_of(a.count, s.nranks, rank).offset);
+      return fill_input(a.mem, want, n, s, a.root, block_of(a.count, s.nranks, rank).offset);
     case Expected::alltoall_blocks: return fill_alltoall_expected(want, a, s, rank);
     case Expected::alltoallv_parts: return fill_alltoallv_expected(want, a, s, rank);
   }
 }
 
-void CallBuffers::Free::operator()(std::byte* p) const { std::free(p); }
+Mismatch check_collective_result(const CollectiveInfo& c, const CollArgs& a, const DataSpec& s,
+                                 int rank) {
+  const std::size_t n = c.recv_count(a, rank, s.nranks);
+  Buffer want = alloc(a.mem, n * a.elem_size());
+  fill_collective_expected(c, want.get(), a, s, rank);
+  return compare(a.mem, a.recvbuf, want.get(), n, a.dtype);
+}
 
-CallBuffers::Buffer CallBuffers::alloc(std::size_t bytes) {
+void Free::operator()(std::byte* p) const {
+  if (mem == MemoryKind::host) std::free(p);
+  else device::runtime().free(p);
+}
+
+Buffer alloc(MemoryKind mem, std::size_t bytes) {
   const std::size_t rounded = (bytes + 63) / 64 * 64 + 64;  // never zero
+  if (mem == MemoryKind::device)
+    return Buffer(static_cast<std::byte*>(device::runtime().alloc(rounded)), Free{mem});
   auto* p = static_cast<std::byte*>(std::aligned_alloc(64, rounded));
   if (!p) throw RuntimeError("out of host memory allocating " + std::to_string(bytes) + " B");
-  return Buffer(p);
+  return Buffer(p, Free{mem});
 }
 
 CallBuffers::CallBuffers(const CollectiveInfo& c, CollArgs& a, bool in_place, int rank,
@@ -97,20 +112,20 @@ CallBuffers::CallBuffers(const CollectiveInfo& c, CollArgs& a, bool in_place, in
   const bool here = in_place && (!c.in_place_root_only || rank == a.root);
   const std::size_t off = in_place_offset(c, a, rank, nranks);
   if (here && c.in_place == InPlace::same) {
-    recv_ = alloc(std::max(send_count_, recv_count_) * elem);
+    recv_ = alloc(a.mem, std::max(send_count_, recv_count_) * elem);
     a.recvbuf = recv_.get();
     a.sendbuf = recv_.get();
   } else if (here && c.in_place == InPlace::send_in_recv) {
-    recv_ = alloc(recv_count_ * elem);
+    recv_ = alloc(a.mem, recv_count_ * elem);
     a.recvbuf = recv_.get();
     a.sendbuf = recv_.get() + off * elem;
   } else if (here && c.in_place == InPlace::recv_in_send) {
-    send_ = alloc(send_count_ * elem);
+    send_ = alloc(a.mem, send_count_ * elem);
     a.sendbuf = send_.get();
     a.recvbuf = send_.get() + off * elem;
   } else {
-    send_ = alloc(send_count_ * elem);
-    recv_ = alloc(recv_count_ * elem);
+    send_ = alloc(a.mem, send_count_ * elem);
+    recv_ = alloc(a.mem, recv_count_ * elem);
     a.sendbuf = send_.get();
     a.recvbuf = recv_.get();
   }

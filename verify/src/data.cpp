@@ -1,135 +1,25 @@
 #include "collscope/verify/data.hpp"
 
-#include <algorithm>
-#include <vector>
-
-#include "collscope/half.hpp"
+#include "collscope/build_config.hpp"
+#include "collscope/device/runtime.hpp"
 #include "collscope/reducer.hpp"
-#include "collscope/splitmix.hpp"
+#include "device_data.hpp"
 
 namespace collscope::verify {
-namespace {
 
-std::uint64_t draw(const DataSpec& s, int rank, std::size_t index) {
-  return splitmix64(s.seed ^ splitmix64(static_cast<std::uint64_t>(rank) ^ splitmix64(index)));
-}
-
-// Largest magnitude every partial result holds exactly: the exact-integer range of a
-// float type; for integer types their range, so no partial sum ever overflows (MPI
-// leaves integer overflow undefined, and Open MPI's AVX ops saturate where a plain
-// loop wraps: open-mpi/ompi#8045).
-std::int64_t exact_limit(DataType t) {
-  switch (t) {
-    case DataType::int8: return 127;
-    case DataType::uint8: return 255;
-    case DataType::int32: return INT32_MAX;
-    case DataType::int64: return std::int64_t{1} << 62;
-    case DataType::float16: return 2048;
-    case DataType::bfloat16: return 256;
-    case DataType::float32: return std::int64_t{1} << 24;
-    case DataType::float64: return std::int64_t{1} << 53;
-  }
-  return 1;
-}
-
-bool is_unsigned(DataType t) { return t == DataType::uint8; }
-
-std::int64_t in_range(std::uint64_t h, std::int64_t lo, std::int64_t hi) {
-  // In unsigned arithmetic: hi - lo + 1 can exceed INT64_MAX (int64's +-2^62 range).
-  const std::uint64_t span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo) + 1;
-  return static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + h % span);
-}
-
-template <class T>
-void store_as(void* buf, std::size_t i, std::int64_t v) {
-  static_cast<T*>(buf)[i] = static_cast<T>(v);
-}
-
-// Writes an integer (exact in the dtype, or wrapped for integer types) as dtype.
-void store(void* buf, std::size_t i, std::int64_t v, DataType t) {
-  switch (t) {
-    case DataType::int8: store_as<std::int8_t>(buf, i, v); break;
-    case DataType::uint8: store_as<std::uint8_t>(buf, i, v); break;
-    case DataType::int32: store_as<std::int32_t>(buf, i, v); break;
-    case DataType::int64: store_as<std::int64_t>(buf, i, v); break;
-    case DataType::float16:
-      static_cast<float16_t*>(buf)[i] = to_float16(static_cast<float>(v));
-      break;
-    case DataType::bfloat16:
-      static_cast<bfloat16_t*>(buf)[i] = to_bfloat16(static_cast<float>(v));
-      break;
-    case DataType::float32: store_as<float>(buf, i, v); break;
-    case DataType::float64: store_as<double>(buf, i, v); break;
-  }
-}
-
-double load(const void* buf, std::size_t i, DataType t) {
-  switch (t) {
-    case DataType::int8: return static_cast<const std::int8_t*>(buf)[i];
-    case DataType::uint8: return static_cast<const std::uint8_t*>(buf)[i];
-    case DataType::int32: return static_cast<const std::int32_t*>(buf)[i];
-    case DataType::int64: return static_cast<double>(static_cast<const std::int64_t*>(buf)[i]);
-    case DataType::float16: return to_float(static_cast<const float16_t*>(buf)[i]);
-    case DataType::bfloat16: return to_float(static_cast<const bfloat16_t*>(buf)[i]);
-    case DataType::float32: return static_cast<const float*>(buf)[i];
-    case DataType::float64: return static_cast<const double*>(buf)[i];
-  }
-  return 0;
-}
-
-bool same_value(const void* a, const void* b, std::size_t i, DataType t) {
-  if (t == DataType::int64)  // beyond 2^53 a double cannot tell them apart
-    return static_cast<const std::int64_t*>(a)[i] == static_cast<const std::int64_t*>(b)[i];
-  return load(a, i, t) == load(b, i, t);
-}
-
-}  // namespace
+using namespace values;
 
 std::int64_t input_value(const DataSpec& s, int rank, std::size_t index) {
-  const std::uint64_t h = draw(s, rank, index);
-  const bool special = index % static_cast<std::size_t>(s.nranks) == static_cast<std::size_t>(rank);
-  if (s.movement) {
-    const std::int64_t lim = exact_limit(s.dtype);
-    return is_unsigned(s.dtype) ? in_range(h, 0, lim) : in_range(h, -lim, lim);
-  }
-  switch (s.op) {
-    case ReduceOp::sum:
-    case ReduceOp::avg: {
-      const std::int64_t m = std::clamp<std::int64_t>(exact_limit(s.dtype) / s.nranks, 1, 100);
-      return is_unsigned(s.dtype) ? in_range(h, 0, m) : in_range(h, -m, m);
-    }
-    case ReduceOp::prod:  // +-1 everywhere but one rank per index: |product| <= 3
-      if (is_unsigned(s.dtype)) return special ? in_range(h, 2, 3) : 1;
-      return ((h & 1) ? -1 : 1) * (special ? 2 : 1);
-    case ReduceOp::max:
-    case ReduceOp::min:
-      return is_unsigned(s.dtype) ? in_range(h, 0, 200) : in_range(h, -100, 100);
-  }
-  return 0;
+  return values::input_value(s, rank, index);
 }
 
 void fill_input(void* buf, std::size_t count, const DataSpec& s, int rank, std::size_t first) {
-  for (std::size_t i = 0; i < count; ++i) store(buf, i, input_value(s, rank, first + i), s.dtype);
+  for (std::size_t i = 0; i < count; ++i) store(buf, i, values::input_value(s, rank, first + i), s.dtype);
 }
 
 void fill_allreduce_expected(void* buf, std::size_t count, const DataSpec& s,
                              std::size_t first) {
-  for (std::size_t i = 0; i < count; ++i) {
-    // In 64-bit unsigned arithmetic: the inputs keep every partial result in range.
-    std::uint64_t acc = static_cast<std::uint64_t>(input_value(s, 0, first + i));
-    for (int r = 1; r < s.nranks; ++r) {
-      const std::int64_t x = input_value(s, r, first + i);
-      const std::int64_t a = static_cast<std::int64_t>(acc);
-      switch (s.op) {
-        case ReduceOp::sum:
-        case ReduceOp::avg: acc += static_cast<std::uint64_t>(x); break;
-        case ReduceOp::prod: acc *= static_cast<std::uint64_t>(x); break;
-        case ReduceOp::max: acc = static_cast<std::uint64_t>(std::max(a, x)); break;
-        case ReduceOp::min: acc = static_cast<std::uint64_t>(std::min(a, x)); break;
-      }
-    }
-    store(buf, i, static_cast<std::int64_t>(acc), s.dtype);
-  }
+  for (std::size_t i = 0; i < count; ++i) store(buf, i, reduced_value(s, first + i), s.dtype);
   if (s.op == ReduceOp::avg) host_reducer().divide(buf, count, s.dtype, s.nranks);
 }
 
@@ -144,6 +34,33 @@ Mismatch compare(const void* got, const void* want, std::size_t count, DataType 
     }
   }
   return m;
+}
+
+namespace {
+
+// Device memory that the host can touch: the host emulation's.
+bool host_reachable(MemoryKind mem) {
+  return mem == MemoryKind::host || device::runtime().emulated();
+}
+
+}  // namespace
+
+void fill_input(MemoryKind mem, void* buf, std::size_t count, const DataSpec& s, int rank,
+                std::size_t first) {
+  if (host_reachable(mem)) return fill_input(buf, count, s, rank, first);
+  gpu::fill_input(buf, count, s, rank, first);
+}
+
+void fill_allreduce_expected(MemoryKind mem, void* buf, std::size_t count, const DataSpec& s,
+                             std::size_t first) {
+  if (host_reachable(mem)) return fill_allreduce_expected(buf, count, s, first);
+  gpu::fill_allreduce_expected(buf, count, s, first);
+}
+
+Mismatch compare(MemoryKind mem, const void* got, const void* want, std::size_t count,
+                 DataType t) {
+  if (host_reachable(mem)) return compare(got, want, count, t);
+  return gpu::compare(got, want, count, t);
 }
 
 }  // namespace collscope::verify

@@ -1,6 +1,7 @@
 // Inputs and exact expected results of every collective (layouts in collscope/
-// collective.hpp), and the host buffers of one call, in or out of place. The harness
-// and the MPI tests share them, so both check the same thing.
+// collective.hpp), and the buffers of one call, in or out of place, in host or device
+// memory (CollArgs::mem). The harness and the MPI tests share them, so both check the
+// same thing.
 #pragma once
 
 #include <cstddef>
@@ -19,8 +20,20 @@ void fill_collective_input(const CollectiveInfo&, const CollArgs& a, const DataS
 // Writes what `rank`'s receive buffer must hold afterwards (recv_count elements).
 void fill_collective_expected(const CollectiveInfo&, void* want, const CollArgs& a,
                               const DataSpec&, int rank);
+// Compares a.recvbuf with what it must hold (filled in a.mem, beside it).
+Mismatch check_collective_result(const CollectiveInfo&, const CollArgs& a, const DataSpec&,
+                                 int rank);
 
-// The host buffers of one call: allocates what the layout needs and points
+// Memory of a.mem's kind (host: 64-byte aligned; device: cudaMalloc'd, or the host
+// emulation's), freed by the owner.
+struct Free {
+  MemoryKind mem = MemoryKind::host;
+  void operator()(std::byte* p) const;
+};
+using Buffer = std::unique_ptr<std::byte[], Free>;
+Buffer alloc(MemoryKind mem, std::size_t bytes);
+
+// The buffers of one call, in a.mem: allocates what the layout needs and points
 // args.sendbuf / args.recvbuf at it, in place or not.
 class CallBuffers {
  public:
@@ -30,11 +43,6 @@ class CallBuffers {
   std::size_t recv_count() const { return recv_count_; }
 
  private:
-  struct Free {
-    void operator()(std::byte* p) const;
-  };
-  using Buffer = std::unique_ptr<std::byte[], Free>;
-  static Buffer alloc(std::size_t bytes);
   Buffer send_, recv_;
   std::size_t send_count_ = 0, recv_count_ = 0;
 };

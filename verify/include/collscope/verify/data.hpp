@@ -16,16 +16,9 @@
 #include <cstdint>
 
 #include "collscope/types.hpp"
+#include "collscope/verify/values.hpp"
 
 namespace collscope::verify {
-
-struct DataSpec {
-  std::uint64_t seed = 1;
-  DataType dtype = DataType::float32;
-  ReduceOp op = ReduceOp::sum;
-  int nranks = 1;
-  bool movement = false;
-};
 
 // The exact integer value of element `index` of `rank`'s input.
 std::int64_t input_value(const DataSpec& s, int rank, std::size_t index);
@@ -45,5 +38,13 @@ struct Mismatch {
 
 // Compares by value (so +0 == -0; NaN never matches anything).
 Mismatch compare(const void* got, const void* want, std::size_t count, DataType t);
+
+// The same three in device memory (the GPU computes the values, with the host's
+// element functions), or on the host where the device is the host emulation.
+void fill_input(MemoryKind mem, void* buf, std::size_t count, const DataSpec& s, int rank,
+                std::size_t first = 0);
+void fill_allreduce_expected(MemoryKind mem, void* buf, std::size_t count, const DataSpec& s,
+                             std::size_t first = 0);
+Mismatch compare(MemoryKind mem, const void* got, const void* want, std::size_t count, DataType t);
 
 }  // namespace collscope::verify
