@@ -64,6 +64,8 @@ def row_tables(version=SCHEMA_VERSION):
 def dataset_paths(version=SCHEMA_VERSION, with_layer=False):
     """Every dataset a file of `version` holds (with /layer's, when it has that group)."""
     yield "runs"
+    if version >= 2:
+        yield "run_gpus"
     for group, pools in row_tables(version).items():
         for name in ("rows", "ranks", *pools):
             yield f"{group}/{name}"

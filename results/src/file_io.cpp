@@ -100,6 +100,8 @@ void build_layout(const std::string& path, const FileAttributes& attrs) {
   write_text_attribute(file.get(), "created_utc", attrs.created_utc);
   create_dataset(file.get(), "runs", runs_layout().type(), kRunChunk,
                  fill_record(runs_layout(), "run_id").data());
+  create_dataset(file.get(), "run_gpus", run_gpus_layout().type(), kRunGpuChunk,
+                 fill_record(run_gpus_layout(), "run_id").data());
   for (const TableSpec* t : row_tables()) create_table(file.get(), *t);
   create_layer_group(file.get());
   h5::check(H5Fclose(file.release()), "cannot close the new results file");
@@ -202,7 +204,9 @@ bool dataset_matches(hid_t file, const std::string& path, hid_t type) {
 
 // The first table that does not follow schema `version`, "" when all do.
 std::string first_mismatch(hid_t file, int version) {
-  if (!dataset_matches(file, "/runs", runs_layout().type())) return "/runs";
+  if (!dataset_matches(file, "/runs", runs_layout(version).type())) return "/runs";
+  if (version >= 2 && !dataset_matches(file, "/run_gpus", run_gpus_layout().type()))
+    return "/run_gpus";
   std::vector<const TableSpec*> tables = row_tables(version);
   if (has_layer_group(file)) tables.push_back(&layer_table(version));  // optional, but whole when there
   for (const TableSpec* t : tables) {

@@ -55,6 +55,17 @@ hsize_t finished_rows(hid_t dataset, const Layout& layout) {
   return n;
 }
 
+// The GPU records of runs before `runs`: later ones are a crashed run's, overwritten.
+hsize_t finished_gpus(hid_t dataset, hsize_t runs) {
+  hsize_t n = length_of(dataset);
+  while (n > 0) {
+    const std::int64_t id = read_records(dataset, run_gpus_layout(), n - 1, 1).front().get_int("run_id");
+    if (id >= 0 && static_cast<hsize_t>(id) < runs) break;
+    --n;
+  }
+  return n;
+}
+
 // Ranks past the last finished row belong to no row: their `row` becomes -1, so that a
 // row appended later at that index cannot be confused with them.
 void orphan_unreferenced_ranks(OpenTable& t) {
@@ -223,6 +234,12 @@ ResultsFile ResultsFile::open_for_append(const std::string& path, const RunAttri
   impl->guard.reserve(0);
   const hsize_t run_at = finished_rows(impl->runs.get(), runs_layout());
   impl->run_id = static_cast<std::int64_t>(run_at);
+  // The run's GPUs first, then the run: a crash between them leaves GPU records of a run
+  // that does not exist, which the next run's GPU records overwrite.
+  h5::Id gpus = open_dataset(impl->file.get(), "/run_gpus");
+  const hsize_t gpus_at = finished_gpus(gpus.get(), run_at);
+  orphan_from(gpus.get(), run_gpus_layout(), "run_id", gpus_at);
+  if (!run.gpus.empty()) write_records(gpus.get(), encode_run_gpus(run, impl->run_id), gpus_at);
   write_records(impl->runs.get(), {encode_run(run, impl->run_id)}, run_at);
   impl->flush();
   return ResultsFile(std::move(impl));

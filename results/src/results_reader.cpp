@@ -71,9 +71,13 @@ ResultsContents read_results(const std::string& path) {
   c.schema_version = attrs.schema_version;
   c.created_by = attrs.created_by;
   c.created_utc = attrs.created_utc;
-  for (const Record& r : read_all(file.get(), "/runs", runs_layout()))
-    if (r.get_int("run_id") >= 0) c.runs.push_back({r.get_int("run_id"), decode_run(r)});
   const int v = attrs.schema_version;
+  for (const Record& r : read_all(file.get(), "/runs", runs_layout(v)))
+    if (r.get_int("run_id") >= 0) c.runs.push_back({r.get_int("run_id"), decode_run(r)});
+  if (v >= 2)
+    for (const Record& r : read_all(file.get(), "/run_gpus", run_gpus_layout()))
+      for (auto& run : c.runs)
+        if (run.run_id == r.get_int("run_id")) run.attributes.gpus.push_back(decode_run_gpu(r));
   c.collective = stored_rows(file.get(), collective_table(v), v);
   c.pingpong = stored_rows(file.get(), pingpong_table(v), v);
   c.layer = stored_layer_rows(file.get(), v);

@@ -25,6 +25,19 @@ void for_each_text(Run& run, F f) {
   f("slurm_nodelist", run.slurm_nodelist);
 }
 
+// Version 2's (absent from a version-1 record).
+template <class Run, class F>
+void for_each_device_text(Run& run, F f) {
+  f("device_runtime", run.device_runtime);
+  f("nccl_runtime_version", run.nccl_runtime_version);
+}
+
+bool has_field(const Record& r, const char* name) {
+  for (const Field& f : r.layout().fields())
+    if (f.name == name) return true;
+  return false;
+}
+
 template <class Run, class F>
 void for_each_int(Run& run, F f) {
   f("world_size", run.world_size);
@@ -35,10 +48,11 @@ void for_each_int(Run& run, F f) {
 }  // namespace
 
 Record encode_run(const RunAttributes& run, std::int64_t run_id) {
-  Record r(runs_layout());
+  Record r(runs_layout());  // this build writes the current version
   r.set_int("run_id", run_id);
   for_each_text(run, [&r](const char* name, const std::string& v) { r.set_text(name, v); });
   for_each_int(run, [&r](const char* name, int v) { r.set_int(name, v); });
+  for_each_device_text(run, [&r](const char* name, const std::string& v) { r.set_text(name, v); });
   std::string hosts;
   for (const std::string& h : run.hosts) {
     if (!hosts.empty()) hosts += ',';
@@ -52,6 +66,9 @@ RunAttributes decode_run(const Record& r) {
   RunAttributes run;
   for_each_text(run, [&r](const char* name, std::string& v) { v = r.get_text(name); });
   for_each_int(run, [&r](const char* name, int& v) { v = static_cast<int>(r.get_int(name)); });
+  for_each_device_text(run, [&r](const char* name, std::string& v) {
+    if (has_field(r, name)) v = r.get_text(name);
+  });
   const std::string hosts = r.get_text("hosts");
   for (std::size_t start = 0; start < hosts.size();) {
     const std::size_t end = std::min(hosts.find(',', start), hosts.size());
@@ -59,6 +76,39 @@ RunAttributes decode_run(const Record& r) {
     start = end + 1;
   }
   return run;
+}
+
+std::vector<Record> encode_run_gpus(const RunAttributes& run, std::int64_t run_id) {
+  std::vector<Record> out;
+  for (const RunGpu& g : run.gpus) {
+    Record r(run_gpus_layout());
+    r.set_int("run_id", run_id);
+    r.set_int("rank", g.rank);
+    r.set_int("device", g.device);
+    r.set_text("name", g.name);
+    r.set_text("uuid", g.uuid);
+    r.set_text("pci_bus_id", g.pci_bus_id);
+    r.set_u64("memory_bytes", g.memory_bytes);
+    r.set_int("driver_version", g.driver_version);
+    r.set_int("runtime_version", g.runtime_version);
+    r.set_bool("emulated", g.emulated);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+RunGpu decode_run_gpu(const Record& r) {
+  RunGpu g;
+  g.rank = static_cast<int>(r.get_int("rank"));
+  g.device = static_cast<int>(r.get_int("device"));
+  g.name = r.get_text("name");
+  g.uuid = r.get_text("uuid");
+  g.pci_bus_id = r.get_text("pci_bus_id");
+  g.memory_bytes = r.get_u64("memory_bytes");
+  g.driver_version = static_cast<int>(r.get_int("driver_version"));
+  g.runtime_version = static_cast<int>(r.get_int("runtime_version"));
+  g.emulated = r.get_bool("emulated");
+  return g;
 }
 
 }  // namespace collscope::results

@@ -87,8 +87,9 @@ RankGroupSpec nodes() { return {"nodes_known", Kind::i32, {{"node_of_rank", "nod
 namespace {
 
 // The collective table of `version`: version 2 renamed the closed form's columns and added
-// the parameters that shape a row (segment, data seed, scratch limit) and the theory's
-// traffic matrix with its intra- and inter-node split.
+// the parameters that shape a row (segment, data seed, scratch limit), the theory's
+// traffic matrix with its intra- and inter-node split, and the device columns (path,
+// timing mode, what a vendor ran, the device paths' copies with their theory).
 TableSpec make_collective_table(int version) {
   const bool v1 = version == 1;
   std::vector<ScalarSpec> scalars{
@@ -106,16 +107,28 @@ TableSpec make_collective_table(int version) {
       {v1 ? "seed_formula" : "textbook_formula", Kind::text, 128}};
   if (!v1)
     scalars.insert(scalars.end(), {{"segment_bytes", Kind::u64}, {"seed", Kind::u64},
-                                   {"max_scratch_bytes", Kind::u64}});
+                                   {"max_scratch_bytes", Kind::u64}, {"path", Kind::text, 16},
+                                   {"timing", Kind::text, 8}, {"graph_calls", Kind::i32},
+                                   {"blocking", Kind::boolean}, {"vendor_call", Kind::text, 64},
+                                   {"nccl_version", Kind::text, 32, M::absent}});
   std::vector<RankGroupSpec> groups{
       measured(), theory(),
       {"traffic_known", Kind::u64,
        {{"sent_intra_node_bytes", "sent_intra_node_bytes"},
         {"sent_inter_node_bytes", "sent_inter_node_bytes"}}}};
-  if (!v1)
+  if (!v1) {
     groups.push_back({"theory_traffic_known", Kind::u64,
                       {{"theory_sent_intra_node_bytes", "theory_sent_intra_node_bytes"},
                        {"theory_sent_inter_node_bytes", "theory_sent_inter_node_bytes"}}});
+    groups.push_back({"copies_known", Kind::u64,
+                      {{"copy_to_host_bytes", "copy_to_host_bytes"},
+                       {"copy_to_device_bytes", "copy_to_device_bytes"},
+                       {"copy_from_peer_bytes", "copy_from_peer_bytes"}}});
+    groups.push_back({"theory_copies_known", Kind::u64,
+                      {{"theory_copy_to_host_bytes", "theory_copy_to_host_bytes"},
+                       {"theory_copy_to_device_bytes", "theory_copy_to_device_bytes"},
+                       {"theory_copy_from_peer_bytes", "theory_copy_from_peer_bytes"}}});
+  }
   groups.push_back(nodes());
   std::vector<PoolSpec> pools{{"times_us", Kind::f64, false, M::never},
                               {"traffic_bytes", Kind::u64, false, M::null},
@@ -272,28 +285,55 @@ const Layout& layer_checks_layout() {
   return l;
 }
 
-// One row per run (per open_for_append): the run's attributes.
-const Layout& runs_layout() {
+namespace {
+
+Layout make_runs_layout(int version) {
+  std::vector<Field> f({{"run_id", Kind::i64},
+                        {"run_uuid", Kind::text, 40},
+                        {"program", Kind::text, 128},
+                        {"suite_version", Kind::text, 32},
+                        {"git_revision", Kind::text, 64},
+                        {"command_line", Kind::text, 8192},
+                        {"start_utc", Kind::text, 32},
+                        {"hosts", Kind::text, 16384},
+                        {"world_size", Kind::i32},
+                        {"nnodes", Kind::i32},
+                        {"ranks_per_node", Kind::i32},
+                        {"mpi_library", Kind::text, 512},
+                        {"mpi_version", Kind::text, 16},
+                        {"ucx_version", Kind::text, 32},
+                        {"nccl_version", Kind::text, 32},
+                        {"cuda_version", Kind::text, 32},
+                        {"slurm_job_id", Kind::text, 32},
+                        {"slurm_array_job_id", Kind::text, 32},
+                        {"slurm_array_task_id", Kind::text, 32},
+                        {"slurm_nodelist", Kind::text, 4096}});
+  if (version >= 2)
+    f.insert(f.end(), {{"device_runtime", Kind::text, 16}, {"nccl_runtime_version", Kind::text, 32}});
+  return Layout(std::move(f));
+}
+
+}  // namespace
+
+// One row per run (per open_for_append): the run's attributes. Version 2 added which
+// device runtime ran and the NCCL library found at run time.
+const Layout& runs_layout(int version) {
+  static const Layout v1 = make_runs_layout(1), v2 = make_runs_layout(2);
+  return version == 1 ? v1 : v2;
+}
+
+// Version 2: one row per (run, rank) of a device memory run.
+const Layout& run_gpus_layout() {
   static const Layout l({{"run_id", Kind::i64},
-                         {"run_uuid", Kind::text, 40},
-                         {"program", Kind::text, 128},
-                         {"suite_version", Kind::text, 32},
-                         {"git_revision", Kind::text, 64},
-                         {"command_line", Kind::text, 8192},
-                         {"start_utc", Kind::text, 32},
-                         {"hosts", Kind::text, 16384},
-                         {"world_size", Kind::i32},
-                         {"nnodes", Kind::i32},
-                         {"ranks_per_node", Kind::i32},
-                         {"mpi_library", Kind::text, 512},
-                         {"mpi_version", Kind::text, 16},
-                         {"ucx_version", Kind::text, 32},
-                         {"nccl_version", Kind::text, 32},
-                         {"cuda_version", Kind::text, 32},
-                         {"slurm_job_id", Kind::text, 32},
-                         {"slurm_array_job_id", Kind::text, 32},
-                         {"slurm_array_task_id", Kind::text, 32},
-                         {"slurm_nodelist", Kind::text, 4096}});
+                         {"rank", Kind::i32},
+                         {"device", Kind::i32},
+                         {"name", Kind::text, 96},
+                         {"uuid", Kind::text, 48},
+                         {"pci_bus_id", Kind::text, 24},
+                         {"memory_bytes", Kind::u64},
+                         {"driver_version", Kind::i32},
+                         {"runtime_version", Kind::i32},
+                         {"emulated", Kind::boolean}});
   return l;
 }
 

@@ -81,7 +81,9 @@ const TableSpec& collective_table(int version = kSchemaVersion);
 const TableSpec& pingpong_table(int version = kSchemaVersion);
 // Made in every file, checked on open.
 const std::vector<const TableSpec*>& row_tables(int version = kSchemaVersion);
-const Layout& runs_layout();
+const Layout& runs_layout(int version = kSchemaVersion);
+const Layout& run_gpus_layout();  // version 2 on
+inline constexpr hsize_t kRunGpuChunk = 64;
 
 // The /layer group (SCHEMA.md, "/layer"): made in every new file, and in an older one on
 // its first layer row. Its rows table is layer_table(); its sites and checks tables are

@@ -37,7 +37,9 @@ SCALARS = {  # column -> how the JSON says "no value": None (never), "null" or "
                    "algbw_gbps": None, "busbw_gbps": None, "volume": None, "wrong": "null",
                    "first_bad_rank": None, "first_bad_index": None, "predicted_us": "null",
                    "model": None, "textbook_sent_bytes": "null", "textbook_formula": None,
-                   "segment_bytes": None, "seed": None, "max_scratch_bytes": None},
+                   "segment_bytes": None, "seed": None, "max_scratch_bytes": None,
+                   "path": None, "timing": None, "graph_calls": None, "blocking": None,
+                   "vendor_call": None, "nccl_version": "absent"},
     "pingpong": {"collective": None, "algorithm": None, "transport": None, "memory": None,
                  "nranks": None, "bytes": None, "iters": None, "warmup": None,
                  "pairs": "absent", "time_us": None, "time_us_min": None, "time_us_max": None,
@@ -54,6 +56,11 @@ RANK_GROUPS = {  # known flag -> (JSON key, ranks column) ...
     "theory_traffic_known": [(k, k) for k in ("theory_sent_intra_node_bytes",
                                               "theory_sent_inter_node_bytes")],
     "nodes_known": [("node_of_rank", "node")],
+    "copies_known": [(k, k) for k in ("copy_to_host_bytes", "copy_to_device_bytes",
+                                      "copy_from_peer_bytes")],
+    "theory_copies_known": [("theory_" + k, "theory_" + k)
+                            for k in ("copy_to_host_bytes", "copy_to_device_bytes",
+                                      "copy_from_peer_bytes")],
 }
 POOLS = {  # pool -> (missing, N x N nested in JSON)
     "collective": {"times_us": (None, False), "traffic_bytes": ("null", False),

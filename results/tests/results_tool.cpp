@@ -66,9 +66,9 @@ int append_layer(const std::string& file, const std::string& jsonl, int argc, ch
   return 0;
 }
 
-json run_json(const StoredRun& r) {
+json run_json(const StoredRun& r, int schema_version) {
   const RunAttributes& a = r.attributes;
-  return {{"run_id", r.run_id},          {"run_uuid", a.run_uuid},
+  json j = {{"run_id", r.run_id},          {"run_uuid", a.run_uuid},
           {"program", a.program},        {"suite_version", a.suite_version},
           {"git_revision", a.git_revision}, {"command_line", a.command_line},
           {"start_utc", a.start_utc},    {"hosts", a.hosts},
@@ -78,6 +78,11 @@ json run_json(const StoredRun& r) {
           {"nccl_version", a.nccl_version}, {"cuda_version", a.cuda_version},
           {"slurm_job_id", a.slurm_job_id}, {"slurm_array_job_id", a.slurm_array_job_id},
           {"slurm_array_task_id", a.slurm_array_task_id}, {"slurm_nodelist", a.slurm_nodelist}};
+  if (schema_version >= 2) {  // version 2's columns
+    j["device_runtime"] = a.device_runtime;
+    j["nccl_runtime_version"] = a.nccl_runtime_version;
+  }
+  return j;
 }
 
 json rows_json(const std::vector<StoredRow>& rows) {
@@ -89,7 +94,7 @@ json rows_json(const std::vector<StoredRow>& rows) {
 int dump(const std::string& file) {
   const ResultsContents c = read_results(file);
   json runs = json::array();
-  for (const StoredRun& r : c.runs) runs.push_back(run_json(r));
+  for (const StoredRun& r : c.runs) runs.push_back(run_json(r, c.schema_version));
   std::cout << json{{"schema_version", c.schema_version}, {"created_by", c.created_by},
                     {"runs", runs}, {"collective", rows_json(c.collective)},
                     {"pingpong", rows_json(c.pingpong)}, {"layer", rows_json(c.layer)}}

@@ -3,10 +3,21 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace collscope::results {
+
+// One rank's GPU (device memory runs): the /run_gpus table.
+struct RunGpu {
+  int rank = 0;
+  int device = -1;  // CUDA ordinal on its node
+  std::string name, uuid, pci_bus_id;
+  std::uint64_t memory_bytes = 0;
+  int driver_version = 0, runtime_version = 0;  // cudaDriverGetVersion, cudaRuntimeGetVersion
+  bool emulated = false;
+};
 
 struct RunAttributes {
   std::string run_uuid;       // 32 random hex digits: tells runs apart across merges
@@ -25,6 +36,11 @@ struct RunAttributes {
   std::string nccl_version;          // the build's nccl.h, "" without NCCL
   std::string cuda_version;          // the build's CUDA toolkit, "" without CUDA
   std::string slurm_job_id, slurm_array_job_id, slurm_array_task_id, slurm_nodelist;  // "" outside Slurm
+  // Device memory runs (version 2): the device runtime ("cuda", "emulated"), every rank's
+  // GPU, and the NCCL library found at run time ("" where none was used).
+  std::string device_runtime;
+  std::vector<RunGpu> gpus;
+  std::string nccl_runtime_version;
 };
 
 // Collective over `comm` (every rank's host name is gathered, on every rank).
