@@ -14,6 +14,9 @@
 #include <thread>
 
 #include "collscope/algorithm.hpp"
+#include "collscope/backend.hpp"
+#include "collscope/mpi_transport.hpp"
+#include "collscope/nccl/nccl_executor.hpp"
 #include "collscope/bench/measurement.hpp"
 #include "collscope/bench/options.hpp"
 #include "collscope/bench/report.hpp"
@@ -25,7 +28,6 @@
 #include "collscope/build_config.hpp"
 #include "collscope/collective.hpp"
 #include "collscope/errors.hpp"
-#include "collscope/host_executor.hpp"
 #include "collscope/model.hpp"
 #include "collscope/schedule_trace.hpp"
 #include "collscope/textbook_formulas.hpp"
@@ -62,13 +64,13 @@ class Runner {
   Runner(const Algorithm& algo, const CollectiveInfo& info_c, Options opts, RunInfo info,
          MPI_Comm world)
       : algo_(algo), coll_(info_c), opts_(std::move(opts)), info_(std::move(info)),
-        transport_(make_transport(opts_.transport, world)), executor_(*transport_),
-        comm_(executor_, dup(world)) {
+        ctrl_(dup(world)), nodes_(program::node_of_rank(world)),
+        backend_(make_backend(backend_spec(opts_), world, nodes_)),
+        comm_(backend_->executor(), dup(world)) {
     info_.options = &opts_;
-    MPI_Comm_dup(world, &ctrl_);
     MPI_Comm_rank(ctrl_, &rank_);
     MPI_Comm_size(ctrl_, &nranks_);
-    nodes_ = program::node_of_rank(ctrl_);
+    gpus_ = gather_gpus();
   }
   ~Runner() {
     MPI_Comm c = comm_.mpi_comm();
@@ -86,6 +88,9 @@ class Runner {
   MPI_Comm ctrl() const { return ctrl_; }
   const RunInfo& info() const { return info_; }
   const Options& options() const { return opts_; }
+  // Every rank's GPU as JSON (rank 0; empty on host memory).
+  const std::vector<std::string>& gpus() const { return gpus_; }
+  const std::string& path() const { return path_; }
 
  private:
   static MPI_Comm dup(MPI_Comm c) {
@@ -93,8 +98,17 @@ class Runner {
     MPI_Comm_dup(c, &d);
     return d;
   }
+  static BackendSpec backend_spec(const Options& o);
+  std::vector<std::string> gather_gpus();
+  Executor& executor() { return backend_->executor(); }
   CollArgs make_args(const Case& c) const;
+  void call(const CollArgs& a);
+  double slowest(double us);
   double timed_call(const CollArgs& a);
+  double timed_loop(const CollArgs& a);
+  std::vector<double> timed_graphs(const CollArgs& a, int replays);
+  void time_case(Measurement& m, const CollArgs& a, benchmark::State& state);
+  void collect_copies(Measurement& m, const std::vector<std::uint64_t>& all);
   void barrier();
   void collect_volume(Measurement& m, const CollArgs& a);
   static void check_volume(Measurement& m, std::size_t r, std::size_t p, const RankVolume& counted,
@@ -110,13 +124,51 @@ class Runner {
   std::optional<Model> model_;              // --model
   Options opts_;
   RunInfo info_;
-  std::unique_ptr<Transport> transport_;
-  HostExecutor executor_;  // counts what it hands to the transport
-  Comm comm_;
   MPI_Comm ctrl_ = MPI_COMM_NULL;  // the harness's own messages: barriers, gathers
-  int rank_ = 0, nranks_ = 1;
   std::vector<int> nodes_;
+  std::unique_ptr<Backend> backend_;  // its executor counts what it hands to the wire
+  Comm comm_;
+  int rank_ = 0, nranks_ = 1;
+  std::vector<std::string> gpus_;
+  std::string path_;
 };
+
+BackendSpec Runner::backend_spec(const Options& o) {
+  BackendSpec b;
+  b.transport = o.transport;
+  b.memory = o.memory;
+  if (!o.path.empty()) b.path = parse_path(o.path);
+  b.device_map = o.device_map;
+  b.stage_chunk = o.stage_chunk;
+  return b;
+}
+
+// Each rank's GPU as one JSON object, gathered to rank 0.
+std::vector<std::string> Runner::gather_gpus() {
+  path_ = executor().path();
+  if (!backend_->gpu()) return {};
+  const device::Info& g = *backend_->gpu();
+  nlohmann::json j{{"rank", rank_},           {"device", g.index},
+                   {"name", g.name},          {"uuid", g.uuid},
+                   {"pci_bus_id", g.pci_bus_id}, {"memory_bytes", g.memory_bytes},
+                   {"driver_version", g.driver_version},
+                   {"runtime_version", g.runtime_version}, {"emulated", g.emulated}};
+  const std::string mine = j.dump();
+  int len = static_cast<int>(mine.size());
+  std::vector<int> lens(rank_ == 0 ? static_cast<std::size_t>(nranks_) : 0), displs(lens.size());
+  MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, ctrl_);
+  int total = 0;
+  for (std::size_t r = 0; r < lens.size(); ++r) {
+    displs[r] = total;
+    total += lens[r];
+  }
+  std::vector<char> all(static_cast<std::size_t>(total));
+  MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0, ctrl_);
+  std::vector<std::string> out;
+  for (std::size_t r = 0; r < lens.size(); ++r)
+    out.emplace_back(all.data() + displs[r], static_cast<std::size_t>(lens[r]));
+  return out;
+}
 
 std::vector<Case> Runner::cases() const {
   if (!coll_.has_data) return {{0, DataType::float32, ReduceOp::sum, nullptr}};  // barrier
@@ -218,27 +270,109 @@ void Runner::barrier() {
   MPI_Barrier(ctrl_);
 }
 
-// One call, timed on this rank; the iteration's time is the slowest rank's.
-double Runner::timed_call(const CollArgs& a) {
-  barrier();
-  const auto t0 = std::chrono::steady_clock::now();
+// One call, complete: on a device, once its stream has reached its end.
+void Runner::call(const CollArgs& a) {
   run_collective(comm_, algo_, a);
-  const auto t1 = std::chrono::steady_clock::now();
-  double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+  executor().synchronize();
+}
+
+// The slowest rank's time.
+double Runner::slowest(double us) {
   program::WatchedSection w("time exchange");
   MPI_Allreduce(MPI_IN_PLACE, &us, 1, MPI_DOUBLE, MPI_MAX, ctrl_);
   return us;
+}
+
+double elapsed_us(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// --timing call: one call after a barrier, complete when timed.
+double Runner::timed_call(const CollArgs& a) {
+  barrier();
+  const auto t0 = std::chrono::steady_clock::now();
+  call(a);
+  return slowest(elapsed_us(t0));
+}
+
+// --timing loop: -n calls back to back after one barrier (each completed before the
+// next only with --blocking), their average.
+double Runner::timed_loop(const CollArgs& a) {
+  barrier();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < opts_.iters; ++i) {
+    run_collective(comm_, algo_, a);
+    if (opts_.blocking) executor().synchronize();
+  }
+  executor().synchronize();
+  return slowest(elapsed_us(t0) / opts_.iters);
+}
+
+// --graph N: N calls captured once in a CUDA graph; each replay after a barrier, timed to
+// its end, divided by N.
+std::vector<double> Runner::timed_graphs(const CollArgs& a, int replays) {
+  device::Runtime& rt = device::runtime();
+  const device::Stream s = executor().queue().handle;
+  rt.begin_capture(s);
+  for (int i = 0; i < opts_.graph_calls; ++i) run_collective(comm_, algo_, a);
+  const device::Graph g = rt.end_capture(s);
+  std::vector<double> out;
+  try {
+    for (int i = 0; i < replays; ++i) {
+      barrier();
+      const auto t0 = std::chrono::steady_clock::now();
+      rt.launch(g, s);
+      rt.synchronize(s);
+      out.push_back(slowest(elapsed_us(t0) / opts_.graph_calls));
+    }
+  } catch (...) {
+    rt.destroy_graph(g);
+    throw;
+  }
+  rt.destroy_graph(g);
+  return out;
+}
+
+// The row's times, per --timing / --graph.
+void Runner::time_case(Measurement& m, const CollArgs& a, benchmark::State& state) {
+  if (opts_.graph_calls > 0) {
+    const std::vector<double> warm = timed_graphs(a, opts_.warmup > 0 ? 1 : 0);
+    (void)warm;
+    std::vector<double> times = timed_graphs(a, opts_.iters);
+    std::size_t i = 0;
+    for (auto _ : state) {
+      state.SetIterationTime(times[i] * 1e-6);
+      m.times_us.push_back(times[i++]);
+    }
+    return;
+  }
+  for (int i = 0; i < opts_.warmup; ++i) timed_call(a);
+  if (opts_.timing == "loop") {
+    const double us = timed_loop(a);
+    for (auto _ : state) state.SetIterationTime(us * 1e-6);
+    m.times_us.push_back(us);
+    return;
+  }
+  for (auto _ : state) {
+    const double us = timed_call(a);
+    state.SetIterationTime(us * 1e-6);
+    m.times_us.push_back(us);
+  }
 }
 
 // The counted volume (what every rank's executor handed to the transport, per peer),
 // gathered to rank 0 and set against the schedule's planned volume and the closed-form
 // theory: all three must agree, per rank and per peer.
 void Runner::collect_volume(Measurement& m, const CollArgs& a) {
-  // Row r of the gathered table: rank r's per-peer counts, 4 numbers per peer.
+  // Row r of the gathered table: rank r's per-peer counts, 4 numbers per peer, then its
+  // copies (3 numbers).
   const std::size_t n = static_cast<std::size_t>(nranks_);
-  std::vector<std::uint64_t> mine, all(rank_ == 0 ? n * n * 4 : 0);
-  for (const RankVolume& v : executor_.traffic().per_peer())
+  const std::size_t width = n * 4 + 3;
+  std::vector<std::uint64_t> mine, all(rank_ == 0 ? n * width : 0);
+  for (const RankVolume& v : executor().traffic().per_peer())
     mine.insert(mine.end(), {v.sent_bytes, v.sent_msgs, v.recv_bytes, v.recv_msgs});
+  const CopyVolume& c = executor().traffic().copies();
+  mine.insert(mine.end(), {c.to_host, c.to_device, c.from_peer});
   {
     program::WatchedSection w("volume gather");
     MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, all.data(),
@@ -246,8 +380,8 @@ void Runner::collect_volume(Measurement& m, const CollArgs& a) {
   }
   if (rank_ != 0 || algo_.is_vendor()) return;  // the library's traffic is not counted
   auto cell = [&](std::size_t r, std::size_t p) {
-    const std::uint64_t* c = &all[(r * n + p) * 4];
-    return RankVolume{c[0], c[1], c[2], c[3]};
+    const std::uint64_t* v = &all[r * width + p * 4];
+    return RankVolume{v[0], v[1], v[2], v[3]};
   };
   m.measured.assign(n, {});
   m.theory.assign(n, {});
@@ -266,7 +400,32 @@ void Runner::collect_volume(Measurement& m, const CollArgs& a) {
       if (m.volume_ok) check_volume(m, r, p, counted, planned[p], theory[p], cell(p, r));
     }
   }
+  collect_copies(m, all);
   m.volume_checked = true;
+}
+
+// The staged and ipc paths' copies against their theory, which follows from the wire's:
+// a staged rank copies to the host what it sends and to the device what it receives; an
+// ipc rank copies out of its peers' memory what it receives.
+void Runner::collect_copies(Measurement& m, const std::vector<std::uint64_t>& all) {
+  if (path_ != "staged" && path_ != "ipc") return;
+  const std::size_t n = static_cast<std::size_t>(nranks_), width = n * 4 + 3;
+  for (std::size_t r = 0; r < n; ++r) {
+    const std::uint64_t* c = &all[r * width + n * 4];
+    m.copies.push_back({c[0], c[1], c[2]});
+    const RankVolume& t = m.theory[r];
+    m.theory_copies.push_back(path_ == "staged" ? CopyVolume{t.sent_bytes, t.recv_bytes, 0}
+                                                : CopyVolume{0, 0, t.recv_bytes});
+    if (m.volume_ok && !(m.copies[r] == m.theory_copies[r])) {
+      m.volume_ok = false;
+      m.volume_error = "rank " + std::to_string(r) + " copied " + std::to_string(c[0]) +
+                       " B to the host, " + std::to_string(c[1]) + " B to the device, " +
+                       std::to_string(c[2]) + " B from peers; the theory says " +
+                       std::to_string(m.theory_copies[r].to_host) + ", " +
+                       std::to_string(m.theory_copies[r].to_device) + ", " +
+                       std::to_string(m.theory_copies[r].from_peer) + " B";
+    }
+  }
 }
 
 // Records the first disagreement: counted against planned and theory, and what r sent
@@ -304,10 +463,7 @@ void Runner::collect_model(Measurement& m, const CollArgs& a) {
 
 void Runner::collect_check(Measurement& m, const Case& c, const CollArgs& a) {
   const verify::DataSpec ds = verify::data_spec_for(coll_, opts_.seed, c.dtype, c.op, nranks_);
-  const std::size_t rcount = coll_.recv_count(a, rank_, nranks_);
-  std::vector<std::byte> want(rcount * dtype_size(c.dtype));
-  verify::fill_collective_expected(coll_, want.data(), a, ds, rank_);
-  const verify::Mismatch mm = verify::compare(a.recvbuf, want.data(), rcount, c.dtype);
+  const verify::Mismatch mm = verify::check_collective_result(coll_, a, ds, rank_);
   const std::int64_t mine[2] = {static_cast<std::int64_t>(mm.wrong), mm.first_index};
   std::vector<std::int64_t> all(rank_ == 0 ? 2 * static_cast<std::size_t>(nranks_) : 0);
   {
@@ -348,6 +504,14 @@ Measurement Runner::measure(const Case& c, benchmark::State& state) {
   m.max_scratch_bytes = opts_.scratch_limit;
   m.iters = opts_.iters;
   m.warmup = opts_.warmup;
+  m.path = path_;
+  m.timing = opts_.graph_calls > 0 ? "graph" : opts_.timing;
+  m.graph_calls = opts_.graph_calls;
+  m.blocking = opts_.blocking;
+  if (algo_.vendor)
+    m.vendor_call = algo_.vendor->implementation ? algo_.vendor->implementation(nranks_, a)
+                                                 : std::string(algo_.vendor->function);
+  m.gpus = gpus_;
   m.node_of_rank = nodes_;
   if (c.splits) {
     m.split = opts_.split_file.empty() ? opts_.split : "file:" + opts_.split_file;
@@ -355,21 +519,18 @@ Measurement Runner::measure(const Case& c, benchmark::State& state) {
   }
 
   // The probe call: its traffic is the counted volume, its result is checked.
-  executor_.traffic().reset();
+  executor().traffic().reset();
   barrier();
   program::stall_if_asked(rank_);
-  run_collective(comm_, algo_, a);
+  call(a);
   collect_volume(m, a);
   collect_model(m, a);
   if (opts_.check) collect_check(m, c, a);
 
-  for (int i = 0; i < opts_.warmup; ++i) timed_call(a);
-  for (auto _ : state) {
-    const double us = timed_call(a);
-    state.SetIterationTime(us * 1e-6);
-    m.times_us.push_back(us);
-  }
+  time_case(m, a, state);
   m.summarise(busbw_factor(coll_, nranks_));
+  barrier();
+  executor().forget_buffers();  // the buffers go when this returns
   return m;
 }
 
@@ -394,8 +555,10 @@ class RowReporter final : public benchmark::BenchmarkReporter {
   void print(const Measurement& m) {
     if (runner_.options().format == "table") print_table_row(std::cout, m);
     else std::cout << to_json(m).dump() << std::endl;
-    if (json_) json_->write(to_json(m).dump());  // flushed: a crash keeps the rows
-    if (h5_) h5_->append_collective(to_json(m));          // on disk when it returns
+    nlohmann::json j = to_json(m);
+    if (json_) json_->write(j.dump());  // flushed: a crash keeps the rows
+    j.erase("gpus");                    // HDF5 keeps them once per run, in /runs
+    if (h5_) h5_->append_collective(j);  // on disk when it returns
   }
   const Runner& runner_;
   const std::vector<Measurement>& rows_;
@@ -453,13 +616,6 @@ int run(Runner& runner, const std::vector<Case>& cases, results::ResultsFile* h5
   return wrong > 0 || mismatches > 0 ? kExitVerifyFailed : kExitOk;
 }
 
-// Checks that need nothing but the command line and the build: identical on all ranks.
-void check_build_supports(const Options& o) {
-  if (o.memory == MemoryKind::device)
-    throw UsageError(COLLSCOPE_HAVE_CUDA ? "device memory is not supported yet"
-                                         : "this build has no CUDA: --memory device is unavailable");
-}
-
 // A failure on one rank (a transport error) must end the job at once: unwinding would
 // destroy the transport, whose clean shutdown waits for peers that are still inside
 // the call. Errors every rank raises alike go on to the normal exit path.
@@ -485,14 +641,56 @@ void check_collective_options(const CollectiveInfo& c, const Algorithm& a, const
   const bool split_given = o.split != "uniform" || !o.split_file.empty();
   if (split_given && c.id != Collective::alltoallv)
     throw UsageError("--split and --split-file apply to alltoallv only");
-  // A vendor collective runs inside the MPI library: a row saying ucx would be a lie.
-  if (a.is_vendor() && o.transport != "mpi")
-    throw UsageError(std::string(c.name) + "_" + std::string(a.name) +
-                     " runs the MPI library's own " + std::string(c.name) + ": -t " +
-                     o.transport + " does not apply (the hand-written algorithms take it)");
+  if (!a.is_vendor()) return;
+  const std::string name = a.full_name();
+  // A vendor collective runs inside its library: a row saying ucx would be a lie.
+  if (o.transport != a.name)
+    throw UsageError(name + " runs the " + (a.name == "nccl" ? "NCCL" : "MPI") +
+                     " library's own " + std::string(c.name) + ": -t " + o.transport +
+                     " does not apply (the hand-written algorithms take it)");
+  if (!a.vendor->available()) throw UsageError("the library has no such collective");
+  if (o.in_place && !a.vendor->in_place)
+    throw UsageError(std::string(a.vendor->function) + " has no in-place form: drop --in-place");
+  if (a.name == "mpi" && o.memory == MemoryKind::device) {
+    if (!o.path.empty() && o.path != "cuda_aware")
+      throw UsageError(name + " takes device buffers only on the cuda_aware path (--path " + o.path +
+                       " is collscope's own)");
+    if (const std::string why = mpi_device_memory_refusal(); !why.empty())
+      throw UsageError(name + " takes device buffers only on the cuda_aware path, and " + why);
+  }
+}
+
+// The environment variables that shape the row's transport (UCX_*, NCCL_*).
+std::vector<std::string> environment_of(const Options& o) {
+  if (o.transport == "nccl") return nccl_environment();
+  return transport_environment(o.transport);
 }
 
 }  // namespace
+
+// The /runs row: the MPI job's attributes and, on device memory, every rank's GPU (gathered
+// on rank 0, which writes the file) and the NCCL library this run opened.
+results::RunAttributes run_attributes(const Runner& runner, const Options& opts, int argc,
+                                      char** argv) {
+  results::RunAttributes a = results::collect_run_attributes(argc, argv, MPI_COMM_WORLD);
+  for (const std::string& text : runner.gpus()) {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    results::RunGpu g;
+    g.rank = j["rank"];
+    g.device = j["device"];
+    g.name = j["name"];
+    g.uuid = j["uuid"];
+    g.pci_bus_id = j["pci_bus_id"];
+    g.memory_bytes = j["memory_bytes"];
+    g.driver_version = j["driver_version"];
+    g.runtime_version = j["runtime_version"];
+    g.emulated = j["emulated"];
+    a.device_runtime = g.emulated ? "emulated" : "cuda";
+    a.gpus.push_back(std::move(g));
+  }
+  if (opts.transport == "nccl") a.nccl_runtime_version = nccl_runtime_version();
+  return a;
+}
 
 int benchmark_main(std::string_view collective, std::string_view algorithm, int argc,
                    char** argv) {
@@ -501,16 +699,14 @@ int benchmark_main(std::string_view collective, std::string_view algorithm, int 
     const Algorithm* algo = find_algorithm(collective, algorithm);
     const CollectiveInfo* coll = find_collective(collective);
     if (!algo || !coll) throw UsageError("no algorithm " + name + " in this build");
-    Options opts = parse_options(argc, argv, name);
+    Options opts = parse_options(argc, argv, name, algorithm == "nccl" ? "nccl" : "");
     if (opts.show_help) {
       if (rank == 0) std::cout << opts.help_text;
       return static_cast<int>(kExitOk);
     }
-    check_build_supports(opts);
     check_collective_options(*coll, *algo, opts);
     RunInfo info{name, std::string(collective), std::string(algorithm), opts.transport,
-                 command_line(argc, argv), transport_environment(opts.transport), nranks,
-                 nullptr};
+                 command_line(argc, argv), environment_of(opts), nranks, nullptr};
     Runner runner(*algo, *coll, opts, info, MPI_COMM_WORLD);
     runner.load_split_file();
     runner.load_model();
@@ -523,9 +719,8 @@ int benchmark_main(std::string_view collective, std::string_view algorithm, int 
     // -O: opened on rank 0 once every input is known good; a bad file fails on all ranks.
     std::unique_ptr<results::ResultsFile> h5;
     if (!opts.output_path.empty())
-      h5 = results::open_results_on_root(
-          opts.output_path, results::collect_run_attributes(argc, argv, MPI_COMM_WORLD),
-          MPI_COMM_WORLD);
+      h5 = results::open_results_on_root(opts.output_path, run_attributes(runner, opts, argc, argv),
+                                         MPI_COMM_WORLD);
     return run_or_abort(runner, cases, h5.get(), name, rank);
   });
 }

@@ -70,6 +70,51 @@ void validate_common_options(const Options& o) {
   if (o.transport != "mpi" && o.transport != "ucx" && o.transport != "nccl")
     throw UsageError("unknown transport '" + o.transport + "' (expected mpi, ucx or nccl)");
   if (!(o.timeout_s >= 0)) throw UsageError("--timeout must be >= 0 seconds");
+  validate_device_options(o);
+}
+
+void validate_device_options(const Options& o) {
+  const bool device = o.memory == MemoryKind::device;
+  if (o.transport == "nccl" && !device) throw UsageError("-t nccl moves GPU memory: it needs -m device");
+  if (!device && (!o.path.empty() || !o.device_map.empty()))
+    throw UsageError("--path and --device-map apply to -m device");
+  if (!o.path.empty() && o.path != "cuda_aware" && o.path != "staged" && o.path != "ipc")
+    throw UsageError("--path must be cuda_aware, staged or ipc, got '" + o.path + "'");
+  if (!o.path.empty() && o.transport == "nccl")
+    throw UsageError("--path applies to -t mpi and ucx: NCCL moves GPU memory itself");
+  if (o.stage_chunk == 0) throw UsageError("--stage-chunk must be at least 1 byte");
+  if (o.timing != "call" && o.timing != "loop")
+    throw UsageError("--timing must be call or loop, got '" + o.timing + "'");
+  if (o.graph_calls < 0) throw UsageError("--graph must be at least 1 (calls per graph)");
+  if (o.graph_calls > 0) {
+    if (o.transport != "nccl")
+      throw UsageError("--graph captures calls whose every operation is on the GPU stream: "
+                       "-t nccl only (the mpi and ucx paths synchronise with the host inside a call)");
+    if (o.blocking) throw UsageError("--graph and --blocking exclude each other");
+    if (o.timing == "loop") throw UsageError("--graph times its replays: drop --timing loop");
+  }
+}
+
+std::vector<int> parse_device_map(std::string_view text) {
+  std::vector<int> out;
+  const std::string bad = "bad --device-map '" + std::string(text) +
+                          "' (expected GPU indices by local rank, e.g. 0,1,2,3 or 0,0)";
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t j = i;
+    int v = 0;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) {
+      if (v > 100000) throw UsageError(bad);
+      v = v * 10 + (text[j++] - '0');
+    }
+    if (j == i) throw UsageError(bad);
+    out.push_back(v);
+    if (j == text.size()) break;
+    if (text[j] != ',' || j + 1 == text.size()) throw UsageError(bad);
+    i = j + 1;
+  }
+  if (out.empty()) throw UsageError(bad);
+  return out;
 }
 
 std::size_t parse_size(std::string_view text, std::string_view flag) {
@@ -108,12 +153,16 @@ std::vector<std::size_t> sweep_sizes(const Options& o) {
   return sizes;
 }
 
-Options parse_options(int argc, const char* const* argv, std::string_view program) {
+Options parse_options(int argc, const char* const* argv, std::string_view program,
+                      std::string_view library_default) {
   Options o;
+  const bool nccl_binary = library_default == "nccl";
+  if (nccl_binary) o.transport = "nccl";
   CLI::App app{"collscope " + std::string(program) + ": benchmark and verify one collective algorithm",
                std::string(program)};
   std::string min_b = "64", max_b = "16M", seg = "1M", scratch = "8G";
-  std::string dtype = "float", op = "sum", memory = "host";
+  std::string dtype = "float", op = "sum", memory = nccl_binary ? "device" : "host";
+  std::string device_map, stage_chunk = "1M";
   int check = 1;
   app.add_option("-b,--min-bytes", min_b, "smallest message size (64, 1K, 16M, 1G)");
   app.add_option("-e,--max-bytes", max_b, "largest message size");
@@ -126,6 +175,17 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   app.add_option("-r,--root", o.root, "root rank of rooted collectives");
   app.add_option("-t,--transport", o.transport, "mpi, ucx or nccl");
   app.add_option("-m,--memory", memory, "host or device");
+  app.add_option("--path", o.path,
+                 "device memory over -t mpi|ucx: cuda_aware, staged or ipc (default: cuda_aware "
+                 "where the library takes device pointers, else staged)");
+  app.add_option("--device-map", device_map, "GPU of each local rank, e.g. 0,1,2,3 or 0,0 (default: "
+                 "local rank modulo the node's GPUs)");
+  app.add_option("--stage-chunk", stage_chunk, "chunk of the staged path (default 1M)");
+  app.add_option("--timing", o.timing, "call (one call after a barrier, the default) or loop "
+                 "(-n calls back to back, their average)");
+  app.add_option("--graph", o.graph_calls, "capture N calls in a CUDA graph and time its replays "
+                 "(-t nccl)");
+  app.add_flag("--blocking", o.blocking, "complete each call before issuing the next");
   app.add_option("--format", o.format, "stdout format: table or jsonl");
   app.add_option("-J,--json", o.json_path, "also write JSON lines to this file");
   app.add_option("-O,--output", o.output_path, "append the results to this HDF5 file");
@@ -155,6 +215,8 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   auto mem = parse_memory(memory);
   if (!mem) throw UsageError("--memory must be host or device, got '" + memory + "'");
   o.memory = *mem;
+  if (!device_map.empty()) o.device_map = parse_device_map(device_map);
+  o.stage_chunk = parse_size(stage_chunk, "--stage-chunk");
   validate(o);
   return o;
 }

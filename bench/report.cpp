@@ -19,16 +19,14 @@ std::string volume_status(const Measurement& m) {
   return m.volume_ok ? "ok" : "MISMATCH";
 }
 
-template <class F>
-nlohmann::json per_rank(const std::vector<RankVolume>& v, F field) {
-  if (v.empty()) return nullptr;  // unknown: vendor collective or no theory
+template <class T, class F>
+nlohmann::json per_rank(const std::vector<T>& v, F field) {
+  if (v.empty()) return nullptr;  // unknown: vendor collective, no theory, host memory
   nlohmann::json a = nlohmann::json::array();
-  for (const RankVolume& r : v) a.push_back(field(r));
+  for (const T& r : v) a.push_back(field(r));
   return a;
 }
 
-// Bytes each rank sent to ranks on its own node and on other nodes (from the traffic
-// matrix and MPI_COMM_TYPE_SHARED's node map), or null when the traffic is not seen.
 // Bytes each rank sends to ranks on its own node and on other nodes, from an N x N
 // traffic matrix (row = sender); null where the matrix is unknown.
 std::pair<nlohmann::json, nlohmann::json> intra_inter(const Measurement& m,
@@ -119,6 +117,11 @@ nlohmann::json to_json(const Measurement& m) {
   }
   j["iters"] = m.iters;
   j["warmup"] = m.warmup;
+  j["path"] = m.path;
+  j["timing"] = m.timing;
+  j["graph_calls"] = m.graph_calls;
+  j["blocking"] = m.blocking;
+  j["vendor_call"] = m.vendor_call;
   j["time_us"] = m.time_us;
   j["time_us_min"] = m.time_us_min;
   j["time_us_max"] = m.time_us_max;
@@ -139,6 +142,20 @@ nlohmann::json to_json(const Measurement& m) {
       m.theory_traffic_bytes.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.theory_traffic_bytes);
   std::tie(j["theory_sent_intra_node_bytes"], j["theory_sent_inter_node_bytes"]) =
       intra_inter(m, m.theory_traffic_bytes);
+  j["copy_to_host_bytes"] = per_rank(m.copies, [](const CopyVolume& c) { return c.to_host; });
+  j["copy_to_device_bytes"] = per_rank(m.copies, [](const CopyVolume& c) { return c.to_device; });
+  j["copy_from_peer_bytes"] = per_rank(m.copies, [](const CopyVolume& c) { return c.from_peer; });
+  j["theory_copy_to_host_bytes"] =
+      per_rank(m.theory_copies, [](const CopyVolume& c) { return c.to_host; });
+  j["theory_copy_to_device_bytes"] =
+      per_rank(m.theory_copies, [](const CopyVolume& c) { return c.to_device; });
+  j["theory_copy_from_peer_bytes"] =
+      per_rank(m.theory_copies, [](const CopyVolume& c) { return c.from_peer; });
+  if (!m.gpus.empty()) {
+    nlohmann::json gpus = nlohmann::json::array();
+    for (const std::string& g : m.gpus) gpus.push_back(nlohmann::json::parse(g));
+    j["gpus"] = gpus;  // the JSON lines only: HDF5 keeps them once per run, in /runs
+  }
   j["volume"] = volume_status(m);
   j["wrong"] = m.checked ? nlohmann::json(m.wrong) : nlohmann::json(nullptr);
   j["first_bad_rank"] = m.first_bad_rank;

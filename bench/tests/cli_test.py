@@ -5,7 +5,7 @@ records (every field, measured bytes equal to theory), the watchdog (exit code 3
 rank and peer).
 
 usage: cli_test.py BIN_DIR GROUP   (GROUP: bad_input | jsonl | timeout | table | catalogue |
-                                          catalogue_bad_input | ucx)
+                                          catalogue_bad_input | ucx | device | device_ucx)
 """
 import json
 import os
@@ -50,7 +50,6 @@ BAD_INPUT = [  # (binary, args, message pattern)
     ("allreduce_ring", ["-c", "2"], r"--check must be 0 or 1"),
     ("allreduce_ring", ["--format", "xml"], r"--format must be table or jsonl"),
     ("allreduce_ring", ["-t", "carrier-pigeon"], r"unknown transport"),
-    ("allreduce_ring", ["-m", "device"], r"device|CUDA"),
     ("allreduce_ring", ["-m", "gpu"], r"--memory must be host or device"),
     ("allreduce_ring", ["--segment", "0"], r"--segment must be at least 1"),
     ("allreduce_mpi", ["-t", "ucx"], r"allreduce_mpi runs the MPI library's own allreduce: -t ucx does not apply"),
@@ -58,6 +57,30 @@ BAD_INPUT = [  # (binary, args, message pattern)
     ("allreduce_direct", ["-b", "1M", "-e", "1M", "--max-scratch", "1K"],
      r"allreduce/direct needs 2097152 B of scratch per rank at 3 ranks", (3,)),
 ]
+
+
+# Without a GPU (and without the emulated device), device memory and NCCL say so.
+NO_GPU_INPUT = [
+    ("allreduce_ring", ["-m", "device"], r"no usable CUDA device"),
+    ("allreduce_nccl", [], r"no usable CUDA device"),
+    ("alltoall_nccl", ["--in-place"], r"ncclAlltoAll has no in-place form: drop --in-place"),
+    ("allreduce_ring", ["-t", "nccl"], r"-t nccl moves GPU memory: it needs -m device"),
+    ("allreduce_ring", ["--path", "staged"], r"--path and --device-map apply to -m device"),
+]
+
+DEVICE_BAD_INPUT = [  # under the emulated device (COLLSCOPE_DEVICE_EMULATION=1)
+    ("allreduce_ring", ["-m", "device", "--path", "nvlink"], r"--path must be"),
+    ("allreduce_ring", ["-m", "device", "--path", "cuda_aware"], r"not CUDA-aware"),
+    ("allreduce_ring", ["-m", "device", "-t", "nccl"], r"-t nccl needs a real GPU"),
+    ("allreduce_ring", ["-m", "device", "--device-map", "0,x"], r"--device-map"),
+    ("allreduce_ring", ["-m", "device", "--device-map", "5"], r"GPU 5"),
+    ("allreduce_ring", ["-m", "device", "--stage-chunk", "0"], r"--stage-chunk"),
+    ("allreduce_mpi", ["-m", "device"], r"cuda_aware"),
+]
+
+
+def has_gpu():
+    return os.path.exists("/dev/nvidiactl")
 
 
 SPLIT_BAD = {  # file contents -> message pattern, at 3 ranks
@@ -98,9 +121,11 @@ def test_catalogue_bad_input():
 
 
 def test_bad_input():
-    for binary, args, pattern, *nps in BAD_INPUT:
+    cases = [(c, None) for c in BAD_INPUT + ([] if has_gpu() else NO_GPU_INPUT)]
+    cases += [(c, {"COLLSCOPE_DEVICE_EMULATION": "1"}) for c in DEVICE_BAD_INPUT]
+    for (binary, args, pattern, *nps), env in cases:
         for np in (nps[0] if nps else (1, 3)):
-            code, out, err = run(binary, args, np=np)
+            code, out, err = run(binary, args, np=np, env=env)
             lines = [l for l in err.splitlines() if l.strip()]
             what = f"{binary} {' '.join(args)} (np {np})"
             check(code == 2, f"{what}: exit code 2 (got {code})")
@@ -206,7 +231,7 @@ CATALOGUE = ("reduce_scatter", "allgather", "broadcast", "reduce", "gather", "sc
 
 def catalogue_binaries():
     """<collective>_<algorithm> binaries of every collective but allreduce (jsonl group)."""
-    return sorted(b for b in os.listdir(BIN) if not b.endswith("_test")
+    return sorted(b for b in os.listdir(BIN) if not b.endswith(("_test", "_nccl"))
                   and any(b.startswith(c + "_") for c in CATALOGUE)
                   and os.access(os.path.join(BIN, b), os.X_OK))
 
@@ -294,6 +319,77 @@ def test_ucx():
           f"UCX that cannot start: exit 3, one line of ours ({code}, {ours})")
 
 
+def hand_written_binaries():
+    """Every hand-written algorithm's binary (vendors' own collectives left out)."""
+    return sorted(b for b in os.listdir(BIN) if not b.endswith(("_test", "_nccl", "_mpi"))
+                  and b.split("_")[0] in ("allreduce", "reduce", "allgather", "broadcast", "gather",
+                                          "scatter", "alltoall", "alltoallv", "barrier")
+                  and os.access(os.path.join(BIN, b), os.X_OK))
+
+
+def check_device_rows(name, rows, path):
+    """Exact, volume equal to theory, and the copies between memories equal to theirs."""
+    copies = ("copy_to_host_bytes", "copy_to_device_bytes", "copy_from_peer_bytes")
+    bad = [r for r in rows if r["wrong"] != 0 or r["volume"] != "ok" or r["path"] != path
+           or r["memory"] != "device" or any(r[k] != r["theory_" + k] for k in copies)]
+    moved = sum(sum(r[k]) for r in rows for k in copies)
+    check(rows and not bad, f"{name}: {len(rows)} rows exact, volume and copies equal to theory"
+          + (f" (bad: {json.dumps(bad[0])[:400]})" if bad else ""))
+    check(moved > 0 or name.startswith("barrier"), f"{name}: copies counted ({moved} B)")
+
+
+def test_device(transport="mpi", np=3):
+    """Every hand-written algorithm on the emulated device (host memory behind the device
+    runtime's interface, IPC through shared memory) over both of collscope's own paths:
+    staged (device to pinned host, the transport, host to device) and ipc (one copy from
+    the peer's mapped buffer)."""
+    env = {"COLLSCOPE_DEVICE_EMULATION": "1"}
+    bins = hand_written_binaries() if transport == "mpi" else ["allreduce_ring", "alltoall_pairwise"]
+    check(len(bins) >= 20 or transport != "mpi", f"device: {len(bins)} binaries")
+    with tempfile.TemporaryDirectory() as d:
+        for b in bins:
+            for path in ("staged", "ipc"):
+                out = os.path.join(d, f"{b}.{path}.jsonl")
+                args = ["-m", "device", "--path", path, "-t", transport, "-b", "0", "-e", "256K",
+                        "-f", "64", "-n", "2", "-w", "1", "-J", out]
+                if b.startswith(("broadcast", "reduce_", "gather", "scatter")) and not b.startswith("reduce_scatter"):
+                    args += ["-r", "1"]
+                code, _, err = run(b, args, np=np, env=env)
+                if code != 0:
+                    check(False, f"{b} {path}: exit {code}: {err.strip()[:300]}")
+                    continue
+                rows = [json.loads(l) for l in open(out)]
+                check_device_rows(f"{b} {path} -t {transport}", rows, path)
+        if transport == "mpi":
+            check_device_results_files(d, env)
+
+
+def check_device_results_files(d, env):
+    """-O on device memory: /runs says which runtime, /run_gpus holds every rank's GPU, and
+    scripts/merge carries /run_gpus over with the runs renumbered."""
+    import h5py
+    files = []
+    for np in (2, 3):
+        path = os.path.join(d, f"gpus{np}.h5")
+        code, _, err = run("allreduce_ring", ["-m", "device", "-b", "1K", "-e", "1K", "-n", "2", "-O", path],
+                           np=np, env=env)
+        check(code == 0, f"-O on device memory at {np} ranks: exit 0 ({err.strip()[:200]})")
+        files.append(path)
+    merged = os.path.join(d, "merged.h5")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "merge")
+    p = subprocess.run([sys.executable, script, merged, *files], capture_output=True, text=True)
+    check(p.returncode == 0, f"scripts/merge of two device runs: exit 0 ({p.stderr.strip()[:200]})")
+    with h5py.File(files[1]) as f:
+        gpus, runs = f["run_gpus"][:], f["runs"][:]
+        check(list(gpus["rank"]) == [0, 1, 2] and all(gpus["emulated"]) and list(gpus["run_id"]) == [0] * 3
+              and runs["device_runtime"][0] == b"emulated",
+              f"/run_gpus: one record per rank, emulated, /runs device_runtime emulated ({gpus})")
+    with h5py.File(merged) as f:
+        gpus = f["run_gpus"][:]
+        check(list(gpus["run_id"]) == [0, 0, 1, 1, 1] and list(gpus["rank"]) == [0, 1, 0, 1, 2],
+              f"merged /run_gpus: 5 records, runs renumbered ({list(gpus['run_id'])})")
+
+
 def run_mpirun_args(binary, args, np, env):
     """Like run(), but leading ["-x", VAR] pairs go to mpirun (to pass VAR to every rank)."""
     pre = []
@@ -327,6 +423,7 @@ def test_timeout():
 if __name__ == "__main__":
     {"bad_input": test_bad_input, "jsonl": test_jsonl, "table": test_table,
      "timeout": test_timeout, "catalogue": test_catalogue,
-     "catalogue_bad_input": test_catalogue_bad_input, "ucx": test_ucx}[sys.argv[2]]()
+     "catalogue_bad_input": test_catalogue_bad_input, "ucx": test_ucx,
+     "device": test_device, "device_ucx": lambda: test_device("ucx")}[sys.argv[2]]()
     print(f"{'FAILED' if failures else 'PASSED'}: {len(failures)} failure(s)")
     sys.exit(1 if failures else 0)

@@ -20,7 +20,7 @@ std::string flag_of(std::string_view collective) {
 std::string algorithm_list(std::string_view collective) {
   std::string s;
   for (const Algorithm& a : all_algorithms())
-    if (a.collective_name() == collective) s += (s.empty() ? "" : " ") + std::string(a.name);
+    if (a.collective_name() == collective && !a.needs_device()) s += (s.empty() ? "" : " ") + std::string(a.name);
   return s;
 }
 
@@ -123,7 +123,7 @@ std::map<std::string, const Algorithm*, std::less<>> resolve_algorithms(const La
   for (const std::string& c : layer.collectives()) {
     const std::string& name = o.algorithm_names.at(c);
     const Algorithm* a = find_algorithm(c, name);
-    if (!a)
+    if (!a || a->needs_device())  // the layers run on host memory
       throw UsageError("unknown " + flag_of(c) + " '" + name + "' (expected one of: " +
                        algorithm_list(c) + ")");
     out[c] = a;

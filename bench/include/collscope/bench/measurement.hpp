@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "collscope/executor.hpp"
 #include "collscope/types.hpp"
 #include "collscope/volume.hpp"
 
@@ -28,6 +29,15 @@ struct Measurement {
   std::string split;                  // all-to-all-v: the split pattern or file
   std::vector<std::uint64_t> splits;  // all-to-all-v: N x N elements, row = sender
   int iters = 0, warmup = 0;
+  // How buffers crossed ranks ("host", "staged", "ipc", "cuda_aware", "nccl") and how the
+  // row was timed (options.hpp: timing, graph_calls, blocking).
+  std::string path = "host";
+  std::string timing = "call";
+  int graph_calls = 0;
+  bool blocking = false;
+  std::string vendor_call;  // a vendor row: what the library ran ("ncclAlltoAll", ...)
+  // Device memory: each rank's GPU as a JSON object (name, uuid, pci_bus_id, ...).
+  std::vector<std::string> gpus;
 
   std::vector<double> times_us;  // per iteration: the slowest rank's time
   double time_us = 0, time_us_min = 0, time_us_max = 0;  // median, min, max
@@ -39,6 +49,9 @@ struct Measurement {
   std::vector<std::uint64_t> traffic_bytes;  // N x N, row = sender, column = receiver
   std::vector<std::uint64_t> theory_traffic_bytes;  // the same from the theory; empty: unknown
   std::vector<int> node_of_rank;
+  // Device paths: the bytes each rank copied besides the wire (staged: to and from the
+  // host; ipc: out of peers' memory), counted and from the theory; empty: host memory.
+  std::vector<CopyVolume> copies, theory_copies;
   bool volume_checked = false, volume_ok = true;
   std::string volume_error;  // first disagreement of counted, planned and theory volume
 

@@ -25,6 +25,18 @@ struct Options {
   int root = 0;
   std::string transport = "mpi";
   MemoryKind memory = MemoryKind::host;
+  // Device memory: how buffers cross ranks ("" = cuda_aware where the library takes
+  // device pointers, else staged), the GPU of each local rank, the staged path's chunk.
+  std::string path;
+  std::vector<int> device_map;
+  std::size_t stage_chunk = std::size_t{1} << 20;
+  // How a row is timed: "call" (one call at a time after a barrier, the slowest rank's
+  // time; the default) or "loop" (-n calls back to back, their average, as nccl-tests,
+  // OSU and IMB time). graph_calls > 0: N calls captured in a CUDA graph, replayed per
+  // timed iteration. blocking: each call completes before the next is issued.
+  std::string timing = "call";
+  int graph_calls = 0;
+  bool blocking = false;
   std::string format = "table";
   std::string json_path;
   std::string output_path;  // -O: HDF5 results file to append to
@@ -51,7 +63,16 @@ std::vector<std::size_t> sweep_sizes(const Options& o);
 // timeout): pingpong uses them too. Throws UsageError.
 void validate_common_options(const Options& o);
 
-// Throws UsageError with a one-line message for any bad input.
-Options parse_options(int argc, const char* const* argv, std::string_view program);
+// "0,0,1,1": the GPU of local rank i is entry i (wrapping). Throws UsageError.
+std::vector<int> parse_device_map(std::string_view text);
+
+// The checks of the device and timing flags (--path, --device-map, --stage-chunk,
+// --timing, --graph, --blocking) against -m and -t. Throws UsageError.
+void validate_device_options(const Options& o);
+
+// Throws UsageError with a one-line message for any bad input. `library_default` is the
+// vendor library of an `_nccl` binary ("nccl": -t nccl and -m device are its defaults).
+Options parse_options(int argc, const char* const* argv, std::string_view program,
+                      std::string_view library_default = "");
 
 }  // namespace collscope::bench
