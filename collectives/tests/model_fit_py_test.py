@@ -9,8 +9,8 @@ known costs), and both scripts' command lines.
          against the truth), on one node (inter = intra), a misplaced pair and a failing
          run (exit 3, nothing written)
   cli    bad usage of fit-model and model-check (exit 2, one line, nothing written); with
-         --bin: a short real fit on 2 ranks whose file the binaries load, and a short
-         model-check with it
+         --bin: a short real fit on 2 ranks whose file the binaries load, a short
+         model-check with it, and scripts/report's band table and model's pick
 
 model_fit_py_test.py GROUP [--bin DIR]
 """
@@ -299,6 +299,55 @@ def cli_real():
               "model-check's JSON holds one row per algorithm and size")
 
 
+def md_table_after(text, heading):
+    """The rows (as dicts) of the first Markdown table after a line starting with heading."""
+    lines = text.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith(heading))
+    table = []
+    for line in lines[start + 1:]:
+        if line.startswith("|"):
+            table.append([c.strip() for c in line.strip("|").split("|")])
+        elif table:
+            break
+    return [dict(zip(table[0], row)) for row in table[2:]]
+
+
+def cli_report():
+    """scripts/report's band table and the model's pick, against model_accuracy on the
+    same rows (read back from the runs' JSON lines)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        h5, jsonl = os.path.join(tmp, "r.h5"), os.path.join(tmp, "r.jsonl")
+        model = os.path.join(ROOT, "collectives", "model", "example.json")
+        for binary in ("allreduce_ring", "allreduce_direct", "allreduce_mpi"):
+            p, _ = mpirun_json(binary, ["-b", "1K", "-e", "1M", "-f", "16", "-n", "2", "-w", "0",
+                                        "--model", model, "-O", h5, "-J", jsonl + "." + binary])
+            check(p.returncode == 0, f"{binary} with --model -O")
+        rows = [json.loads(line) for b in ("allreduce_ring", "allreduce_direct", "allreduce_mpi")
+                for line in open(jsonl + "." + b)]
+        p = subprocess.run([os.path.join(SCRIPTS, "report"), h5, "--out",
+                            os.path.join(tmp, "out")], capture_output=True, text=True)
+        if not check(p.returncode == 0, f"report exits 0 ({p.stderr.strip()})"):
+            return
+        time_md = open(os.path.join(tmp, "out", "time_model.md"), encoding="utf-8").read()
+        bands = md_table_after(time_md, "### Bands: mpi, N = 2")
+        rated = [dict(r, ratio=r["predicted_us"] / r["time_us"]) for r in rows
+                 if r.get("predicted_us") is not None]
+        _, body = acc.table(acc.band_summary(rated))
+        check([[line[k] for k in line] for line in bands] == body,
+              f"time_model.md's band table is model_accuracy's ({bands} / {body})")
+        advisor = open(os.path.join(tmp, "out", "advisor.md"), encoding="utf-8").read()
+        detail = md_table_after(advisor, "### allreduce, mpi, N = 2")
+        for line in detail:
+            predicted = {r["algorithm"]: r["predicted_us"] for r in rated
+                         if r["bytes"] == int(line["bytes"])}
+            check(line["model picks"] == min(predicted, key=predicted.get),
+                  f"advisor: the model's pick at {line['bytes']} B is the lowest prediction")
+        picks = md_table_after(advisor, "## The time model's pick")
+        check(picks and all(l["verdict"] == ("agree" if l["model picks"] ==
+                                             l["fastest hand-written"] else "disagree")
+                            for l in picks), f"advisor: the model's verdicts ({picks})")
+
+
 GROUPS = {
     "unit": [unit_robust, unit_shapes, unit_classes, unit_bands, unit_accuracy],
     "fake": [fake_two_nodes, fake_one_node, fake_failures],
@@ -312,7 +361,8 @@ def main():
     p.add_argument("group", choices=sorted(GROUPS))
     p.add_argument("--bin", default=None)
     ARGS = p.parse_args()
-    tests = GROUPS[ARGS.group] + ([cli_real] if ARGS.group == "cli" and ARGS.bin else [])
+    tests = GROUPS[ARGS.group] + ([cli_real, cli_report] if ARGS.group == "cli" and ARGS.bin
+                                  else [])
     for t in tests:
         t()
     print(f"{len(failures)} failure(s)" if failures else "all passed")
