@@ -75,6 +75,13 @@ struct Reader {
     return b;
   }
 
+  MovedBy moved_by(const json& link, const std::string& cls) const {
+    const auto it = link.find("moved_by");
+    if (it == link.end() || *it == "network") return MovedBy::network;
+    if (*it == "receiver") return MovedBy::receiver;
+    fail(cls + ".moved_by must be \"network\" or \"receiver\", got " + it->dump());
+  }
+
   // Version 1: the five constants, all required.
   LinkParams link_v1(const json& root, const std::string& cls) const {
     const json& it = object(root, cls, cls, "link class");
@@ -153,7 +160,7 @@ struct Reader {
   LinkParams link_v2(const json& root, const std::string& cls) const {
     const json& it = object(root, cls, cls, "link class");
     only_keys(it, {"link_delay", "overhead", "start_lat", "sync_lat", "bwurate", "bandwidth",
-                   "bands", "spread"},
+                   "bands", "spread", "moved_by"},
               "parameter in " + cls);
     LinkParams p;
     p.link_delay = number(it, "link_delay", cls + ".link_delay", Rule::non_negative);
@@ -161,6 +168,7 @@ struct Reader {
     p.start_lat = number(it, "start_lat", cls + ".start_lat", Rule::non_negative);
     p.sync_lat = number(it, "sync_lat", cls + ".sync_lat", Rule::non_negative);
     p.bwurate = bwurate(it, cls);
+    p.moved_by = moved_by(it, cls);
     if (it.contains("bandwidth") == it.contains("bands"))
       fail(cls + " needs exactly one of bandwidth (a constant) and bands");
     if (it.contains("bandwidth"))

@@ -11,7 +11,9 @@
 //   ingress port. It moves while it heads both, at a rate given by its size: its port time
 //   one way, or both ways while the opposite direction is busy at either end (the sender
 //   is receiving, or the receiver sending, on that class). When that changes mid-way,
-//   the rest goes at the other rate. It arrives link_delay after its last byte left.
+//   the rest goes at the other rate. On a class whose bytes the receiver's CPU moves
+//   (moved_by receiver), a transfer pauses while its receiver reduces or copies. It
+//   arrives link_delay after its last byte left.
 // - Sends and receives match in order per (src, dst, seq, tag), as MPI matches them.
 // - Waiting on a receive moves the clock to max(clock, arrival), then adds `overhead`;
 //   the rank sleeps until the matching send has arrived. Waiting on a send moves it to
@@ -48,7 +50,7 @@ std::size_t idx(int r) { return static_cast<std::size_t>(r); }
 struct Transfer {
   int src = 0, dst = 0, cls = kIntra;
   double bytes = 0;
-  bool started = false, both_ways = false;
+  bool started = false, both_ways = false, paused = false;
   double done = 0;   // share of the port time behind it, 0..1, as of `since`
   double since = 0;  // when `done` was last brought up to date
   double left = -1;  // its last byte left the sender's port (-1: not yet)
@@ -77,6 +79,7 @@ struct RankState {
   std::size_t pc = 0;
   double clock = 0;
   bool overhead_paid = false;  // the send at pc has been paid for, not yet posted
+  bool computing = false;      // in a reduction or copy (until its clock)
   std::vector<Posted> posted;  // one per event (only sends and receives filled)
 };
 
@@ -108,11 +111,21 @@ class Simulator {
   std::deque<int>& ingress(int r, int cls) { return ingress_[idx(r) * kClasses + idx(cls)]; }
   // The transfer moving through a port now, or -1.
   int moving(const std::deque<int>& port) const {
-    return !port.empty() && transfers_[idx(port.front())].started ? port.front() : -1;
+    if (port.empty()) return -1;
+    const Transfer& t = transfers_[idx(port.front())];
+    return t.started && !t.paused ? port.front() : -1;
+  }
+  bool opposite_busy(const Transfer& t) {
+    return moving(ingress(t.src, t.cls)) >= 0 || moving(egress(t.dst, t.cls)) >= 0;
+  }
+  bool must_pause(const Transfer& t) const {
+    return params(t.cls).moved_by == MovedBy::receiver && ranks_[idx(t.dst)].computing;
   }
 
   void wake(int r, double t) { events_.push({t, kRankRuns, r, 0}); }
   bool step(int r);  // false: the rank sleeps (or must run again later)
+  void compute(int r, double seconds);
+  void set_computing(int r, bool computing);
   bool send(int r, const TraceEvent& e);
   void post_recv(int r, const TraceEvent& e);
   bool wait(int r, const TraceEvent& e);
@@ -163,6 +176,7 @@ std::vector<double> Simulator::run() {
       continue;
     }
     RankState& s = ranks_[idx(h.id)];
+    if (s.computing) set_computing(h.id, false);  // its reduction or copy is over
     if (s.pc == traces_[idx(h.id)].events.size()) continue;  // done
     // One event at a time, so no rank runs ahead of an earlier time elsewhere.
     if (step(h.id)) wake(h.id, s.clock);
@@ -186,11 +200,24 @@ bool Simulator::step(int r) {
     case TraceOp::wait:
       if (!wait(r, e)) return false;
       break;
-    case TraceOp::reduce: s.clock += model_.reduce_seconds(static_cast<double>(e.bytes)); break;
-    case TraceOp::copy: s.clock += model_.copy_seconds(static_cast<double>(e.bytes)); break;
+    case TraceOp::reduce: compute(r, model_.reduce_seconds(static_cast<double>(e.bytes))); break;
+    case TraceOp::copy: compute(r, model_.copy_seconds(static_cast<double>(e.bytes))); break;
   }
   ++s.pc;
   return true;
+}
+
+// A reduction or copy: the clock moves on, and until it gets there the transfers into
+// this rank that its CPU would move stand still.
+void Simulator::compute(int r, double seconds) {
+  ranks_[idx(r)].clock += seconds;
+  if (seconds > 0) set_computing(r, true);
+}
+
+void Simulator::set_computing(int r, bool computing) {
+  ranks_[idx(r)].computing = computing;
+  for (int cls = 0; cls < kClasses; ++cls)
+    if (!ingress(r, cls).empty()) refresh(ingress(r, cls).front());
 }
 
 // The sender pays the overhead first, and posts when its clock has got there: the ports
@@ -269,8 +296,9 @@ void Simulator::try_start(int id) {
     return;
   t.started = true;
   t.since = now_;
-  t.both_ways = moving(ingress(t.src, t.cls)) >= 0 || moving(egress(t.dst, t.cls)) >= 0;
-  set_rate(id);
+  t.paused = must_pause(t);
+  t.both_ways = opposite_busy(t);
+  if (!t.paused) set_rate(id);
   refresh_around(t);
 }
 
@@ -282,17 +310,26 @@ void Simulator::set_rate(int id) {
   events_.push({now_ + (1 - t.done) * port, kTransferEnds, id, t.version});
 }
 
-// Re-rates a moving transfer whose opposite direction may have started or stopped.
+// Re-rates a started transfer whose opposite direction may have started or stopped, or
+// whose receiver may have started or stopped computing. A transfer that pauses or
+// resumes changes what the transfers around it see.
 void Simulator::refresh(int id) {
   if (id < 0) return;
   Transfer& t = transfers_[idx(id)];
-  const bool both = moving(ingress(t.src, t.cls)) >= 0 || moving(egress(t.dst, t.cls)) >= 0;
-  if (both == t.both_ways) return;
-  const double port = params(t.cls).port_seconds(t.bytes, t.both_ways);
-  t.done = port > 0 ? std::min(1.0, t.done + (now_ - t.since) / port) : 1.0;
+  if (!t.started || t.left >= 0) return;
+  const bool both = opposite_busy(t), pause = must_pause(t);
+  if (both == t.both_ways && pause == t.paused) return;
+  if (!t.paused) {  // what it moved since the last change, at the rate it had
+    const double port = params(t.cls).port_seconds(t.bytes, t.both_ways);
+    t.done = port > 0 ? std::min(1.0, t.done + (now_ - t.since) / port) : 1.0;
+  }
   t.since = now_;
   t.both_ways = both;
-  set_rate(id);
+  const bool moving_changed = pause != t.paused;
+  t.paused = pause;
+  ++t.version;  // its end event, if any, is stale
+  if (!t.paused) set_rate(id);
+  if (moving_changed) refresh_around(t);
 }
 
 // The transfers whose opposite direction `t` is: those into its sender and out of its

@@ -29,8 +29,13 @@ struct SizeCurve {
   double seconds_for(double size) const;
 };
 
+// Who moves a message's bytes: a network or DMA engine while both ranks compute, or the
+// receiving rank's CPU (shared memory's single copy, TCP), which cannot reduce or copy
+// at the same time: a message into a rank makes no progress while that rank computes.
+enum class MovedBy : std::uint8_t { network, receiver };
+
 // One link class: intra_node (same node, MPI_COMM_TYPE_SHARED) or inter_node. The first
-// five members are the version-1 file's; a version-2 file fills the curves too.
+// five members are the version-1 file's; a version-2 file fills the others too.
 struct LinkParams {
   double bandwidth = 0;   // bytes/s, one direction of one rank's port
   double bwurate = 1;     // (0, 1]: the share of `bandwidth` a transfer achieves
@@ -42,6 +47,7 @@ struct LinkParams {
   SizeCurve one_way{};    // port time of a message alone in its direction; empty: bytes /
                           // achieved_bandwidth()
   SizeCurve both_ways{};  // port time while the opposite direction is busy; empty: one_way
+  MovedBy moved_by = MovedBy::network;
   double achieved_bandwidth() const { return bandwidth * bwurate; }
   // Seconds a message of `bytes` holds the sender's egress and receiver's ingress port.
   double port_seconds(double bytes, bool opposite_busy) const;
