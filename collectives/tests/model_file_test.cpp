@@ -19,6 +19,7 @@ const char* kV2 = R"({
   "source": "hand", "fitted_on": {"host": "x"},
   "intra_node": {
     "link_delay": 1e-6, "overhead": 2e-7, "start_lat": 3e-6, "sync_lat": 4e-6,
+    "moved_by": "receiver",
     "spread": {"link_delay": 0.1, "overhead": 0.2},
     "bands": [
       {"bytes": 1024, "one_way": 1e9, "both_ways": 0.5e9,
@@ -66,6 +67,8 @@ TEST(ModelFileV2, LoadsEveryParameterAndBand) {
   ASSERT_EQ(m.intra_node.one_way.bytes.size(), 2u);
   EXPECT_DOUBLE_EQ(m.intra_node.one_way.seconds[0], 1024 / 1e9);
   EXPECT_DOUBLE_EQ(m.intra_node.both_ways.seconds[1], 1048576 / 2e9);
+  EXPECT_EQ(m.intra_node.moved_by, MovedBy::receiver);
+  EXPECT_EQ(m.inter_node.moved_by, MovedBy::network);  // optional
   EXPECT_EQ(m.inter_node.overhead, 0);  // optional
   EXPECT_EQ(m.inter_node.achieved_bandwidth(), 0.5e9);
   EXPECT_TRUE(m.inter_node.one_way.empty());
@@ -132,6 +135,7 @@ TEST(ModelFileV2, EveryProblemIsOneLineNamingFileAndParameter) {
       {"\"version\": 2", "\"version\": 2.5", "unsupported version 2.5"},
       {"\"overhead\": 2e-7", "\"overhead\": -1", "intra_node.overhead must be non-negative"},
       {"\"link_delay\": 1e-6, ", "", "missing parameter intra_node.link_delay"},
+      {"\"receiver\"", "\"cpu\"", "intra_node.moved_by must be \"network\" or \"receiver\", got \"cpu\""},
       {"\"bytes\": 1048576", "\"bytes\": 1024", "intra_node.bands[1].bytes must exceed"},
       {"\"bytes\": 1048576", "\"bytes\": 0", "intra_node.bands[1].bytes must be positive"},
       {"\"one_way\": 4e9", "\"one_way\": 0", "intra_node.bands[1].one_way must be positive"},

@@ -139,6 +139,32 @@ TEST(SimulatorV2, ReduceAndCopyCostByTheirSize) {
   EXPECT_NEAR(predict_us(t, {0}, m), 5 + 0.1 + 400 + 25 + 3, 1e-9);
 }
 
+// Rank 1 posts its receive, then reduces 2 MB (500 us) before it waits. With the network
+// moving the bytes, the message arrives while it reduces: 5 + 1000 + 2 = 1007 us. With
+// the receiver's CPU moving them, it waits until the reduction is over: 505 + 1000 + 2.
+TEST(SimulatorV2, AReceiverMovedTransferPausesWhileTheReceiverComputes) {
+  std::vector<RankTrace> t(2);
+  t[0].wait(t[0].send(1, 1'000'000, 0));
+  const std::uint32_t r = t[1].recv(0, 1'000'000, 0);
+  t[1].reduce(2'000'000);
+  t[1].wait(r);
+  Model m = duplex_model();
+  std::vector<double> f = simulate_ranks(t, {0, 0}, m);
+  EXPECT_NEAR(f[1] * 1e6, 1007.0, 1e-6);
+  EXPECT_NEAR(f[0] * 1e6, 1005.0, 1e-6);
+  m.intra_node.moved_by = MovedBy::receiver;
+  f = simulate_ranks(t, {0, 0}, m);
+  EXPECT_NEAR(f[1] * 1e6, 1507.0, 1e-6);
+  EXPECT_NEAR(f[0] * 1e6, 1505.0, 1e-6);  // its send leaves when the receiver took it
+  // A rank computing does not hold up what it sends: rank 0 reduces after posting.
+  std::vector<RankTrace> u(2);
+  const std::uint32_t s = u[0].send(1, 1'000'000, 0);
+  u[0].reduce(2'000'000);
+  u[0].wait(s);
+  u[1].wait(u[1].recv(0, 1'000'000, 0));
+  EXPECT_NEAR(simulate_ranks(u, {0, 0}, m)[1] * 1e6, 1007.0, 1e-6);
+}
+
 // A zero-byte signal behind a long transfer on the same port waits for it (first come,
 // first served), as in version 1.
 TEST(SimulatorV2, ASignalQueuesBehindATransfer) {
