@@ -20,6 +20,10 @@
 //   the time its last byte left the sender's port (no acknowledgement).
 // - A reduction or copy of b bytes costs the model's time for b (a curve by size, or a
 //   rate). Posting a receive costs nothing.
+// - A rank's footprint is the most it sends, receives, reduces or copies in the call; a
+//   message, reduction or copy costs at least its bytes at the footprint's rate (for a
+//   message, the larger footprint of its two ranks): the pieces of a large call stream
+//   from the memory level the whole call lives in.
 // The call's start_lat and sync_lat come from intra_node when every rank is on one
 // node, else from inter_node.
 #include <algorithm>
@@ -46,6 +50,18 @@ const LinkParams& call_params(const std::vector<int>& nodes, const Model& model)
 }
 
 std::size_t idx(int r) { return static_cast<std::size_t>(r); }
+
+// The most a rank sends, receives, reduces or copies in the call, in bytes.
+double footprint_of(const RankTrace& trace) {
+  std::uint64_t sent = 0, received = 0, reduced = 0, copied = 0;
+  for (const TraceEvent& e : trace.events) {
+    if (e.op == TraceOp::send) sent += e.bytes;
+    if (e.op == TraceOp::recv) received += e.bytes;
+    if (e.op == TraceOp::reduce) reduced += e.bytes;
+    if (e.op == TraceOp::copy) copied += e.bytes;
+  }
+  return static_cast<double>(std::max({sent, received, reduced, copied}));
+}
 
 struct Transfer {
   int src = 0, dst = 0, cls = kIntra;
@@ -77,6 +93,7 @@ struct Posted {
 
 struct RankState {
   std::size_t pc = 0;
+  double footprint = 0;  // bytes: the most it sends, receives, reduces or copies
   double clock = 0;
   bool overhead_paid = false;  // the send at pc has been paid for, not yet posted
   bool computing = false;      // in a reduction or copy (until its clock)
@@ -117,6 +134,10 @@ class Simulator {
   }
   bool opposite_busy(const Transfer& t) {
     return moving(ingress(t.src, t.cls)) >= 0 || moving(egress(t.dst, t.cls)) >= 0;
+  }
+  double port_seconds(const Transfer& t) const {
+    const double footprint = std::max(ranks_[idx(t.src)].footprint, ranks_[idx(t.dst)].footprint);
+    return params(t.cls).port_seconds(t.bytes, t.both_ways, footprint);
   }
   bool must_pause(const Transfer& t) const {
     return params(t.cls).moved_by == MovedBy::receiver && ranks_[idx(t.dst)].computing;
@@ -161,6 +182,7 @@ Simulator::Simulator(const std::vector<RankTrace>& traces, const std::vector<int
   const double start = call_params(nodes, model).start_lat;
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     ranks_[r].clock = start;
+    ranks_[r].footprint = footprint_of(traces[r]);
     ranks_[r].posted.resize(traces[r].events.size());
     wake(static_cast<int>(r), start);
   }
@@ -200,8 +222,12 @@ bool Simulator::step(int r) {
     case TraceOp::wait:
       if (!wait(r, e)) return false;
       break;
-    case TraceOp::reduce: compute(r, model_.reduce_seconds(static_cast<double>(e.bytes))); break;
-    case TraceOp::copy: compute(r, model_.copy_seconds(static_cast<double>(e.bytes))); break;
+    case TraceOp::reduce:
+      compute(r, model_.reduce_seconds(static_cast<double>(e.bytes), s.footprint));
+      break;
+    case TraceOp::copy:
+      compute(r, model_.copy_seconds(static_cast<double>(e.bytes), s.footprint));
+      break;
   }
   ++s.pc;
   return true;
@@ -306,8 +332,7 @@ void Simulator::try_start(int id) {
 void Simulator::set_rate(int id) {
   Transfer& t = transfers_[idx(id)];
   ++t.version;
-  const double port = params(t.cls).port_seconds(t.bytes, t.both_ways);
-  events_.push({now_ + (1 - t.done) * port, kTransferEnds, id, t.version});
+  events_.push({now_ + (1 - t.done) * port_seconds(t), kTransferEnds, id, t.version});
 }
 
 // Re-rates a started transfer whose opposite direction may have started or stopped, or
@@ -320,7 +345,7 @@ void Simulator::refresh(int id) {
   const bool both = opposite_busy(t), pause = must_pause(t);
   if (both == t.both_ways && pause == t.paused) return;
   if (!t.paused) {  // what it moved since the last change, at the rate it had
-    const double port = params(t.cls).port_seconds(t.bytes, t.both_ways);
+    const double port = port_seconds(t);
     t.done = port > 0 ? std::min(1.0, t.done + (now_ - t.since) / port) : 1.0;
   }
   t.since = now_;

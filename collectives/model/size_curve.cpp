@@ -1,6 +1,8 @@
 // Costs as functions of size (MODEL.md, "Costs by size"): a curve known at a few sizes is
 // linear in the size between two of them and proportional to the size beyond the ends,
 // so a one-band curve is a constant rate, and the cost never jumps at a band's edge.
+// Within a call, a piece of a larger footprint costs at least the footprint's per-byte
+// rate (MODEL.md, "The call's footprint").
 #include <algorithm>
 
 #include "collscope/model.hpp"
@@ -18,18 +20,25 @@ double SizeCurve::seconds_for(double size) const {
   return seconds[lo] + share * (seconds[hi] - seconds[lo]);
 }
 
-double LinkParams::port_seconds(double bytes, bool opposite_busy) const {
-  if (opposite_busy && !both_ways.empty()) return both_ways.seconds_for(bytes);
-  if (!one_way.empty()) return one_way.seconds_for(bytes);
+double SizeCurve::seconds_within(double size, double footprint) const {
+  const double alone = seconds_for(size);
+  if (!(footprint > size)) return alone;
+  return std::max(alone, size * seconds_for(footprint) / footprint);
+}
+
+double LinkParams::port_seconds(double bytes, bool opposite_busy, double footprint) const {
+  if (opposite_busy && !both_ways.empty()) return both_ways.seconds_within(bytes, footprint);
+  if (!one_way.empty()) return one_way.seconds_within(bytes, footprint);
   return bytes / achieved_bandwidth();
 }
 
-double Model::reduce_seconds(double bytes) const {
-  return reduce_curve.empty() ? bytes / reduce_rate : reduce_curve.seconds_for(bytes);
+double Model::reduce_seconds(double bytes, double footprint) const {
+  if (reduce_curve.empty()) return bytes / reduce_rate;
+  return reduce_curve.seconds_within(bytes, footprint);
 }
 
-double Model::copy_seconds(double bytes) const {
-  if (!copy_curve.empty()) return copy_curve.seconds_for(bytes);
+double Model::copy_seconds(double bytes, double footprint) const {
+  if (!copy_curve.empty()) return copy_curve.seconds_within(bytes, footprint);
   return copy_rate > 0 ? bytes / copy_rate : 0;
 }
 

@@ -132,11 +132,37 @@ TEST(SimulatorV2, ReduceAndCopyCostByTheirSize) {
   Model m = base_model();
   m.reduce_curve = {{1e3, 1e6}, {0.1e-6, 200e-6}};  // 10 GB/s in cache, 5 GB/s beyond
   m.copy_curve = {{1e6}, {50e-6}};
+  const auto alone = [&](TraceOp op, std::uint64_t bytes) {
+    std::vector<RankTrace> t(1);
+    op == TraceOp::reduce ? t[0].reduce(bytes) : t[0].copy(bytes);
+    return predict_us(t, {0}, m) - 8;  // less start_lat and sync_lat
+  };
+  EXPECT_NEAR(alone(TraceOp::reduce, 1000), 0.1, 1e-9);
+  EXPECT_NEAR(alone(TraceOp::reduce, 2'000'000), 400, 1e-9);
+  EXPECT_NEAR(alone(TraceOp::copy, 500'000), 25, 1e-9);
+}
+
+// The call's footprint: a rank that reduces 1000 B and 2 MB in one call reduces the small
+// piece at the 2 MB rate too (0.2 us instead of 0.1): its data is not in cache either.
+// Messages likewise: 16 pieces of 1 MB (the chain, the trees) at the 16 MB rate.
+TEST(SimulatorV2, PiecesOfALargeCallGoAtTheFootprintsRate) {
+  Model m = base_model();
+  m.reduce_curve = {{1e3, 1e6}, {0.1e-6, 200e-6}};
   std::vector<RankTrace> t(1);
   t[0].reduce(1000);
   t[0].reduce(2'000'000);
-  t[0].copy(500'000);
-  EXPECT_NEAR(predict_us(t, {0}, m), 5 + 0.1 + 400 + 25 + 3, 1e-9);
+  EXPECT_NEAR(predict_us(t, {0}, m), 5 + 0.2 + 400 + 3, 1e-9);
+  m.intra_node.one_way = {{1e6, 16e6}, {100e-6, 3200e-6}};  // 10 GB/s, 5 GB/s from memory
+  std::vector<RankTrace> u(2);
+  for (int k = 0; k < 16; ++k) {
+    u[0].wait(u[0].send(1, 1'000'000, 0));
+    u[1].wait(u[1].recv(0, 1'000'000, 0));
+  }
+  EXPECT_NEAR(simulate_ranks(u, {0, 0}, m)[1] * 1e6, 5 + 16 * 200 + 2, 1e-6);
+  std::vector<RankTrace> one(2);  // one piece alone: 100 us
+  one[0].wait(one[0].send(1, 1'000'000, 0));
+  one[1].wait(one[1].recv(0, 1'000'000, 0));
+  EXPECT_NEAR(simulate_ranks(one, {0, 0}, m)[1] * 1e6, 5 + 100 + 2, 1e-6);
 }
 
 // Rank 1 posts its receive, then reduces 2 MB (500 us) before it waits. With the network

@@ -27,6 +27,10 @@ struct SizeCurve {
   std::vector<double> seconds;  // >= 0, one per entry of `bytes`
   bool empty() const { return bytes.empty(); }
   double seconds_for(double size) const;
+  // `size` bytes that are part of `footprint` bytes streamed in one call: no faster than
+  // the footprint's own rate (a large call's pieces run at the rate of the cache level
+  // the whole call lives in), and no faster than `size` alone.
+  double seconds_within(double size, double footprint) const;
 };
 
 // Who moves a message's bytes: a network or DMA engine while both ranks compute, or the
@@ -49,8 +53,9 @@ struct LinkParams {
   SizeCurve both_ways{};  // port time while the opposite direction is busy; empty: one_way
   MovedBy moved_by = MovedBy::network;
   double achieved_bandwidth() const { return bandwidth * bwurate; }
-  // Seconds a message of `bytes` holds the sender's egress and receiver's ingress port.
-  double port_seconds(double bytes, bool opposite_busy) const;
+  // Seconds a message of `bytes` holds the sender's egress and receiver's ingress port,
+  // within a call whose ranks at either end move `footprint` bytes (0: the message alone).
+  double port_seconds(double bytes, bool opposite_busy, double footprint = 0) const;
 };
 
 struct Model {
@@ -64,8 +69,8 @@ struct Model {
   int version = 1;         // of the file it was read from
   SizeCurve reduce_curve{};  // version 2: seconds per reduction of a size; empty: the rate
   SizeCurve copy_curve{};    // version 2: seconds per local copy of a size; empty: the rate
-  double reduce_seconds(double bytes) const;
-  double copy_seconds(double bytes) const;
+  double reduce_seconds(double bytes, double footprint = 0) const;
+  double copy_seconds(double bytes, double footprint = 0) const;
 };
 
 // Reads and validates a model file (version 1 or 2); throws UsageError naming the file
