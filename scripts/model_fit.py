@@ -10,8 +10,9 @@ explains every step; in short:
   per-size estimates non-decreasing before anything is derived from them;
 - a message's port time is its measured time less the per-message fixed part (the
   smallest messages' time), floored at bytes / peak, where the peak bandwidth is the best
-  one among the sizes whose port time is at least that fixed part (Hockney's n_1/2: below
-  it the bandwidth drowns in the latency);
+  one among the sizes whose port time is at least that fixed part (from Hockney's n_1/2
+  up); below n_1/2 the bandwidth drowns in the latency, and those sizes share one
+  bandwidth, a least-squares fit through the origin;
 - overhead (LogP's o) is the slope of a pipelined chain's time against its number of
   messages (`theil_sen`); link_delay is what the smallest ping-pong leaves of o + L + o;
 - start_lat + sync_lat is what the smallest exchange leaves beyond one message.
@@ -141,20 +142,27 @@ def fixed_part(samples):
 
 
 def port_times(samples, fixed):
-    """[(bytes, port seconds)]: the isotonic per-size estimates less `fixed`, floored at
-    bytes / peak (see the module's docstring)."""
+    """[(bytes, port seconds)] from per-size times and the fixed part (see the module's
+    docstring). From Hockney's n_1/2 (the first size whose port time reaches the fixed
+    part) up: the isotonic estimates less `fixed`, floored at bytes / peak. Below it the
+    port time drowns in the latency's noise, and an isotonic fit of noise climbs like a
+    staircase, so those sizes share one bandwidth: the least-squares line through the
+    origin of their port times (at most the peak)."""
     rows = per_size(samples)
     sizes = [r[0] for r in rows]
-    times = isotonic([r[1] for r in rows])
-    port = [max(t - fixed, 0.0) for t in times]
-    reliable = [b / p for b, p in zip(sizes, port) if p >= fixed and p > 0]
-    if not reliable:
-        reliable = [b / p for b, p in zip(sizes, port) if p > 0]
-    if not reliable:
+    raw = [r[1] - fixed for r in rows]
+    port = [max(p, 0.0) for p in isotonic(raw)]
+    long_from = next((i for i, p in enumerate(port) if p >= fixed and p > 0), len(sizes))
+    rates = [b / p for b, p in zip(sizes[long_from:], port[long_from:])]
+    sbt = sum(b * t for b, t in zip(sizes[:long_from], raw[:long_from]))
+    sbb = sum(b * b for b in sizes[:long_from])
+    if not rates and sbt <= 0:
         raise FitError("no size takes longer than the smallest one: no bandwidth to fit "
                        "(measure larger sizes)")
-    peak = max(reliable)
-    return [(b, max(p, b / peak)) for b, p in zip(sizes, port)]
+    peak = max(rates) if rates else sbb / sbt
+    small_bw = min(peak, sbb / sbt) if sbt > 0 else peak
+    return ([(b, b / small_bw) for b in sizes[:long_from]] +
+            [(b, max(p, b / peak)) for b, p in zip(sizes[long_from:], port[long_from:])])
 
 
 def points_of(samples, b):

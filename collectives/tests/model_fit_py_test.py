@@ -98,6 +98,16 @@ def unit_bands():
     check([b["bytes"] for b in bands] == sorted(one), "one band per size")
     check("both_ways" not in bands[0] and bands[0]["points"]["one_way"][0] == [8, one[8][0]],
           "bands keep their points; no both-ways band without both-ways data")
+    # Below n_1/2 (port time < fixed part) noise of +-40 ns must not climb like a
+    # staircase: those sizes share one bandwidth, the least-squares slope (1e9 B/s).
+    noise = [0, 40e-9, -30e-9, 35e-9, -40e-9, 30e-9, -20e-9, 10e-9, 0, 0, 0, 0, 0, 0]
+    sizes = [8 << k for k in range(len(noise))]
+    noisy = {b: [1e-6 + b / 1e9 + n] * 3 for b, n in zip(sizes, noise)}
+    ports = fit.port_times(noisy, fit.fixed_part(noisy)[0])
+    small = [b / p for b, p in ports if b < 1000]
+    near(max(small) / min(small), 1.0, 1e-9, f"one bandwidth below n_1/2 ({len(small)} sizes)")
+    near(small[0], 1e9, 0.1, "the small sizes' bandwidth: the least-squares slope")
+    near(dict(ports)[65536], 65536e-9, 0.01, "above n_1/2: each size its own")
     rates = fit.rate_bands({1000: [1e-7, 1e-7], 4000: [3e-7, 3.2e-7]})
     near(rates[0]["rate"], 1e10, 1e-9, "rate band: bytes / time")
     check(rates[1]["spread"] > 0, "rate band spread")
