@@ -191,6 +191,25 @@ def link_bands(one_way, both_ways, fixed_one, fixed_both):
     return bands
 
 
+def curve_seconds(bands, size):
+    """The time of `size` bytes on rate bands, as the simulator reads them (MODEL.md,
+    "Costs by size"): linear between two bands' sizes, proportional beyond the ends."""
+    pts = [(b["bytes"], b["bytes"] / b["rate"]) for b in bands]
+    if size <= pts[0][0]:
+        return pts[0][1] * size / pts[0][0]
+    if size >= pts[-1][0]:
+        return pts[-1][1] * size / pts[-1][0]
+    for (b0, t0), (b1, t1) in zip(pts, pts[1:]):
+        if b0 <= size <= b1:
+            return t0 + (size - b0) / (b1 - b0) * (t1 - t0)
+
+
+def less_local_work(samples, bands):
+    """{bytes: [repeats]} less the time of a local copy of `bytes` on `bands` (the
+    all-to-all both-ways probe copies its own block before it exchanges)."""
+    return {b: [t - curve_seconds(bands, b) for t in v] for b, v in samples.items()}
+
+
 def rate_bands(samples):
     """reduce_rate / copy_rate bands: per size the rate of the isotonic time, its spread
     and the measured points."""

@@ -112,6 +112,18 @@ def allgather(flags, nodes, launch):
                "time_us": t * jitter("ag", d, launch) * 1e6}
 
 
+def pairwise(flags, nodes, launch):
+    """alltoall_pairwise: the own block's copy, then one exchange."""
+    cls = pair_class(nodes)
+    for d in sweep(flags):
+        b = d // 2
+        t = TRUTH[cls]["per_call"] + fixed(cls) + b / rate(TRUTH["copy"], b) + \
+            port(cls, "both_ways", b)
+        yield {"collective": "alltoall", "algorithm": "pairwise", "bytes": d, "nranks": 2,
+               "node_of_rank": nodes, "sent_bytes": [b, b],
+               "time_us": t * jitter("a2a", d, launch) * 1e6}
+
+
 def chain(flags, nodes, launch):
     cls = pair_class(nodes)
     for d in sweep(flags):
@@ -135,7 +147,8 @@ def reduce_rate(flags, nodes, launch):
         b *= int(float(flags["--factor"]))
 
 
-PROBES = {"pingpong": pingpong, "allgather_ring": allgather, "broadcast_chain": chain,
+PROBES = {"pingpong": pingpong, "allgather_ring": allgather, "alltoall_pairwise": pairwise,
+          "broadcast_chain": chain,
           "barrier_mpi": barrier, "collscope_reduce_rate": reduce_rate}
 
 

@@ -6,8 +6,9 @@ known costs), and both scripts' command lines.
   unit   robust statistics, isotonic fit, slopes, pair classes, bands, accuracy bands
   fake   fit-model on 2 nodes x 2 slots through fake_mpirun (hostfile passthrough, pair
          placement, intra / inter classes, an outlier dropped; every fitted parameter
-         against the truth), on one node (inter = intra), a misplaced pair and a failing
-         run (exit 3, nothing written)
+         against the truth), on one node (inter = intra, the all-to-all both-ways probe
+         with its copy subtracted), a misplaced pair and a failing run (exit 3, nothing
+         written)
   cli    bad usage of fit-model and model-check (exit 2, one line, nothing written); with
          --bin: a short real fit on 2 ranks whose file the binaries load, a short
          model-check with it, and scripts/report's band table and model's pick
@@ -158,8 +159,8 @@ def fit_model(tmp, *extra, env=None):
 
 
 def fake_bin(tmp):
-    for name in ("pingpong", "allgather_ring", "broadcast_chain", "barrier_mpi",
-                 "collscope_reduce_rate"):
+    for name in ("pingpong", "allgather_ring", "alltoall_pairwise", "broadcast_chain",
+                 "barrier_mpi", "collscope_reduce_rate"):
         path = os.path.join(tmp, name)
         with open(path, "w") as f:
             f.write("#!/bin/sh\nexit 1\n")
@@ -221,10 +222,17 @@ def fake_two_nodes():
 def fake_one_node():
     with tempfile.TemporaryDirectory() as tmp:
         fake_bin(tmp)
-        p, out = fit_model(tmp, "--np", "2", "--repeats", "2", env={"FAKE_NODES": "1"})
+        p, out = fit_model(tmp, "--np", "2", "--repeats", "3", "--both-ways-probe",
+                           "alltoall_pairwise", env={"FAKE_NODES": "1"})
         if not check(p.returncode == 0, f"fit-model on one fake node exits 0 ({p.stderr})"):
             return
         model = json.load(open(out))
+        check_link(model["intra_node"], "intra_node")  # the other both-ways probe
+        check(model["fitted_on"]["both_ways_probe"] == "alltoall_pairwise", "the probe is named")
+        launches = [json.loads(line) for line in open(os.path.join(tmp, "log"))]
+        check(any(a[-1].endswith("alltoall_pairwise") for a in launches) and
+              not any(a[-1].endswith("allgather_ring") for a in launches),
+              "--both-ways-probe picks the exchange that runs")
         check(model["inter_node"] == model["intra_node"], "one node: inter_node = intra_node")
         check("copy of intra_node" in model["source"], f"source says so: {model['source']}")
         launches = [json.loads(line) for line in open(os.path.join(tmp, "log"))]
