@@ -279,6 +279,10 @@ def cli_usage():
     expect_usage("model-check", ["--bin", bin_dir, "--algorithms", "allreduce_nope"],
                  "allreduce_nope", "an unknown algorithm")
     expect_usage("model-check", ["--iters", "0"], "--iters must be at least 1", "--iters 0")
+    if ARGS.bin:  # vendor binaries are no hand-written algorithms (reduce_scatter_mpi!)
+        for vendor in ("reduce_scatter_mpi", "allreduce_mpi"):
+            expect_usage("model-check", ["--bin", bin_dir, "--algorithms", vendor],
+                         f"no hand-written algorithm binary '{vendor}'", f"--algorithms {vendor}")
 
 
 def mpirun_json(binary, args):
