@@ -169,12 +169,12 @@ struct Reader {
     p.sync_lat = number(it, "sync_lat", cls + ".sync_lat", Rule::non_negative);
     p.bwurate = bwurate(it, cls);
     p.moved_by = moved_by(it, cls);
-    if (it.contains("bandwidth") == it.contains("bands"))
-      fail(cls + " needs exactly one of bandwidth (a constant) and bands");
+    // Each value is checked before the two are: a bad bandwidth is named as such.
     if (it.contains("bandwidth"))
       p.bandwidth = number(it, "bandwidth", cls + ".bandwidth", Rule::positive);
-    else
-      link_bands(it, cls, p);
+    if (it.contains("bands")) link_bands(it, cls, p);
+    if (it.contains("bandwidth") == it.contains("bands"))
+      fail(cls + " needs exactly one of bandwidth (a constant) and bands");
     if (it.contains("spread")) {
       const json& s = object(it, "spread", cls + ".spread", "object");
       only_keys(s, {"link_delay", "overhead", "start_lat", "sync_lat"}, "key in " + cls + ".spread");
