@@ -1,11 +1,16 @@
 // collscope_reduce_rate: how fast the host reducer reduces (float sum, out = a + b, three
 // distinct buffers, as the ring's reduce-scatter does) and copies, per size. One JSON
 // line per (kind, size): {"kind": "reduce"|"copy", "bytes": B, "seconds": median of one
-// call}. scripts/fit-model fits the model's reduce_rate and copy_rate from them.
+// call}. scripts/fit-model fits the model's reduce and copy bands from them.
 //
+// Sizes: --min-bytes, then times --factor up to --max-bytes (default 1 KiB to 64 MiB,
+// factor 2: the model's bands follow the caches, so it needs every size where they
+// change). Each size's buffers are touched once before timing, and then reused: the
+// reduction of a call runs on data the call has just moved, which is as warm.
 // Under mpirun every process measures at the same time (the ranks of a call reduce
-// concurrently and share the memory bus); only the first process prints.
-// Usage: collscope_reduce_rate [--max-bytes B] [--seconds S]   exit 0, or 2 on bad usage
+// concurrently and share the caches and the memory bus); only the first process prints.
+// Usage: collscope_reduce_rate [--min-bytes B] [--max-bytes B] [--factor F] [--seconds S]
+// exit 0, or 2 on bad usage
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,7 +26,9 @@ namespace {
 using collscope::DataType;
 
 struct Options {
+  std::size_t min_bytes = 1024;
   std::size_t max_bytes = std::size_t{64} << 20;
+  double factor = 2;
   double seconds = 0.2;  // per (kind, size)
 };
 
@@ -38,10 +45,15 @@ Options parse(int argc, char** argv) {
     char* end = nullptr;
     const double v = std::strtod(argv[++i], &end);
     if (*end != '\0' || !(v > 0)) usage(arg + " needs a positive number");
-    if (arg == "--max-bytes") o.max_bytes = static_cast<std::size_t>(v);
+    if (arg == "--min-bytes") o.min_bytes = static_cast<std::size_t>(v);
+    else if (arg == "--max-bytes") o.max_bytes = static_cast<std::size_t>(v);
+    else if (arg == "--factor") o.factor = v;
     else if (arg == "--seconds") o.seconds = v;
     else usage("unknown argument " + arg);
   }
+  if (o.min_bytes < sizeof(float) || o.min_bytes > o.max_bytes)
+    usage("need 4 <= --min-bytes <= --max-bytes");
+  if (!(o.factor > 1)) usage("--factor must be above 1");
   return o;
 }
 
@@ -87,6 +99,8 @@ int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
   const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
   const bool print = rank == nullptr || std::strcmp(rank, "0") == 0;
-  for (std::size_t bytes = 4096; bytes <= o.max_bytes; bytes *= 4) measure(bytes, o, print);
+  for (double bytes = static_cast<double>(o.min_bytes); bytes <= static_cast<double>(o.max_bytes);
+       bytes *= o.factor)
+    measure(static_cast<std::size_t>(bytes), o, print);
   return 0;
 }

@@ -1,23 +1,33 @@
 // The discrete-event simulator: replays every rank's trace against the model.
 //
 // Rules (MODEL.md, "The simulator"):
-// - Each rank has a clock, starting at start_lat. Events run in trace order; the rank
-//   with the earliest clock goes next (ties: lower rank), so every transfer is placed
-//   on its ports in the order of the times at which it was posted.
-// - A send posted at t on link (src, dst) uses the link class of the pair (same node:
-//   intra_node, else inter_node). It starts at max(t, src's egress port free, dst's
-//   ingress port free) for that class, holds both ports for bytes / (bandwidth x
-//   bwurate), and arrives link_delay after its last byte leaves. A zero-byte signal is a
-//   message like any other: link_delay only.
+// - Each rank has a clock, starting at start_lat, and runs its events in trace order.
+//   Everything happens in the order of time: the earliest pending thing (a rank's next
+//   event at its clock, or the end of a transfer) goes next; ties: ends of transfers
+//   first, then the lower rank.
+// - A send's link class is the pair's (same node: intra_node, else inter_node). Posting it
+//   costs the sender `overhead` on its clock; then the transfer joins two first-come
+//   first-served queues of that class: the sender's egress port and the receiver's
+//   ingress port. It moves while it heads both, at a rate given by its size: its port time
+//   one way, or both ways while the opposite direction is busy at either end (the sender
+//   is receiving, or the receiver sending, on that class). When that changes mid-way,
+//   the rest goes at the other rate. On a class whose bytes the receiver's CPU moves
+//   (moved_by receiver), a transfer pauses while its receiver reduces or copies. It
+//   arrives link_delay after its last byte left.
 // - Sends and receives match in order per (src, dst, seq, tag), as MPI matches them.
-// - Waiting on a receive moves the clock to max(clock, arrival of the matched send),
-//   blocking until that send is posted. Waiting on a send moves it to the time its last
-//   byte left the sender's port (no acknowledgement).
-// - A reduction of b bytes costs b / reduce_rate, a local copy b / copy_rate (free when
-//   copy_rate is 0); posting costs nothing.
+// - Waiting on a receive moves the clock to max(clock, arrival), then adds `overhead`;
+//   the rank sleeps until the matching send has arrived. Waiting on a send moves it to
+//   the time its last byte left the sender's port (no acknowledgement).
+// - A reduction or copy of b bytes costs the model's time for b (a curve by size, or a
+//   rate). Posting a receive costs nothing.
+// - A rank's footprint is the most it sends, receives, reduces or copies in the call; a
+//   message, reduction or copy costs at least its bytes at the footprint's rate (for a
+//   message, the larger footprint of its two ranks): the pieces of a large call stream
+//   from the memory level the whole call lives in.
 // The call's start_lat and sync_lat come from intra_node when every rank is on one
 // node, else from inter_node.
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <queue>
 #include <stdexcept>
@@ -30,7 +40,7 @@
 namespace collscope {
 namespace {
 
-constexpr int kIntra = 0, kInter = 1;
+constexpr int kIntra = 0, kInter = 1, kClasses = 2;
 
 // start_lat and sync_lat of the call: intra_node's on one node, else inter_node's.
 const LinkParams& call_params(const std::vector<int>& nodes, const Model& model) {
@@ -39,14 +49,35 @@ const LinkParams& call_params(const std::vector<int>& nodes, const Model& model)
   return one_node ? model.intra_node : model.inter_node;
 }
 
+std::size_t idx(int r) { return static_cast<std::size_t>(r); }
+
+// The most a rank sends, receives, reduces or copies in the call, in bytes.
+double footprint_of(const RankTrace& trace) {
+  std::uint64_t sent = 0, received = 0, reduced = 0, copied = 0;
+  for (const TraceEvent& e : trace.events) {
+    if (e.op == TraceOp::send) sent += e.bytes;
+    if (e.op == TraceOp::recv) received += e.bytes;
+    if (e.op == TraceOp::reduce) reduced += e.bytes;
+    if (e.op == TraceOp::copy) copied += e.bytes;
+  }
+  return static_cast<double>(std::max({sent, received, reduced, copied}));
+}
+
 struct Transfer {
-  double left = 0;     // the last byte has left the sender's port
-  double arrival = 0;  // ... and reached the receiver
+  int src = 0, dst = 0, cls = kIntra;
+  double bytes = 0;
+  bool started = false, both_ways = false, paused = false;
+  double done = 0;   // share of the port time behind it, 0..1, as of `since`
+  double since = 0;  // when `done` was last brought up to date
+  double left = -1;  // its last byte left the sender's port (-1: not yet)
+  double arrival = -1;
+  unsigned version = 0;  // a rate change makes the end events before it stale
+  int send_waiter = -1, recv_waiter = -1;  // ranks asleep until it left / arrived
 };
 
 // All messages from src to dst with one (seq, tag), in posting order.
 struct Channel {
-  std::vector<Transfer> sends;
+  std::vector<int> sends;     // transfer ids
   std::size_t recvs = 0;      // receives posted so far
   int blocked_rank = -1;      // the receiver, while it waits for send number blocked_index
   std::size_t blocked_index = 0;
@@ -62,9 +93,25 @@ struct Posted {
 
 struct RankState {
   std::size_t pc = 0;
+  double footprint = 0;  // bytes: the most it sends, receives, reduces or copies
   double clock = 0;
+  bool overhead_paid = false;  // the send at pc has been paid for, not yet posted
+  bool computing = false;      // in a reduction or copy (until its clock)
   std::vector<Posted> posted;  // one per event (only sends and receives filled)
 };
+
+// Something that happens at a time: a transfer's last byte leaves (kind 0), or a rank
+// runs its next event (kind 1). Ordered by time, then kind, then id.
+struct Happening {
+  double time;
+  int kind;
+  int id;
+  unsigned version;
+  bool operator>(const Happening& o) const {
+    return std::tie(time, kind, id) > std::tie(o.time, o.kind, o.id);
+  }
+};
+constexpr int kTransferEnds = 0, kRankRuns = 1;
 
 class Simulator {
  public:
@@ -73,20 +120,43 @@ class Simulator {
   std::vector<double> run();
 
  private:
-  int link_class(int a, int b) const {
-    return nodes_[idx(a)] == nodes_[idx(b)] ? kIntra : kInter;
-  }
+  int link_class(int a, int b) const { return nodes_[idx(a)] == nodes_[idx(b)] ? kIntra : kInter; }
   const LinkParams& params(int cls) const {
     return cls == kIntra ? model_.intra_node : model_.inter_node;
   }
-  static std::size_t idx(int r) { return static_cast<std::size_t>(r); }
-  double& egress(int r, int cls) { return ports_[idx(r) * 4 + idx(cls)]; }
-  double& ingress(int r, int cls) { return ports_[idx(r) * 4 + 2 + idx(cls)]; }
+  std::deque<int>& egress(int r, int cls) { return egress_[idx(r) * kClasses + idx(cls)]; }
+  std::deque<int>& ingress(int r, int cls) { return ingress_[idx(r) * kClasses + idx(cls)]; }
+  // The transfer moving through a port now, or -1.
+  int moving(const std::deque<int>& port) const {
+    if (port.empty()) return -1;
+    const Transfer& t = transfers_[idx(port.front())];
+    return t.started && !t.paused ? port.front() : -1;
+  }
+  bool opposite_busy(const Transfer& t) {
+    return moving(ingress(t.src, t.cls)) >= 0 || moving(egress(t.dst, t.cls)) >= 0;
+  }
+  double port_seconds(const Transfer& t) const {
+    const double footprint = std::max(ranks_[idx(t.src)].footprint, ranks_[idx(t.dst)].footprint);
+    return params(t.cls).port_seconds(t.bytes, t.both_ways, footprint);
+  }
+  bool must_pause(const Transfer& t) const {
+    return params(t.cls).moved_by == MovedBy::receiver && ranks_[idx(t.dst)].computing;
+  }
 
-  bool step(int r);  // false: the rank blocked
-  void post_send(int r, const TraceEvent& e);
+  void wake(int r, double t) { events_.push({t, kRankRuns, r, 0}); }
+  bool step(int r);  // false: the rank sleeps (or must run again later)
+  void compute(int r, double seconds);
+  void set_computing(int r, bool computing);
+  bool send(int r, const TraceEvent& e);
   void post_recv(int r, const TraceEvent& e);
   bool wait(int r, const TraceEvent& e);
+
+  void try_start(int id);
+  void set_rate(int id);
+  void refresh(int id);
+  void refresh_around(const Transfer& t);
+  void transfer_ends(int id, unsigned version);
+
   void check_peer(int r, const TraceEvent& e) const;
   [[noreturn]] void fail(int r, const std::string& what) const;
   std::string describe_deadlock() const;
@@ -95,35 +165,43 @@ class Simulator {
   const std::vector<int>& nodes_;
   const Model& model_;
   std::vector<RankState> ranks_;
-  std::vector<double> ports_;  // per rank: egress intra, egress inter, ingress intra, inter
-  std::map<ChannelKey, Channel> channels_;  // std::map: pointers stay valid
-  using Ready = std::pair<double, int>;
-  std::priority_queue<Ready, std::vector<Ready>, std::greater<>> ready_;
+  std::vector<Transfer> transfers_;
+  std::vector<std::deque<int>> egress_, ingress_;  // per rank and class: transfer ids, FCFS
+  std::map<ChannelKey, Channel> channels_;         // std::map: pointers stay valid
+  std::priority_queue<Happening, std::vector<Happening>, std::greater<>> events_;
+  double now_ = 0;
 };
 
 Simulator::Simulator(const std::vector<RankTrace>& traces, const std::vector<int>& nodes,
                      const Model& model)
     : traces_(traces), nodes_(nodes), model_(model), ranks_(traces.size()),
-      ports_(traces.size() * 4, 0.0) {
+      egress_(traces.size() * kClasses), ingress_(traces.size() * kClasses) {
   if (nodes.size() != traces.size())
     throw std::invalid_argument("simulate: node_of_rank has " + std::to_string(nodes.size()) +
                                 " entries for " + std::to_string(traces.size()) + " traces");
   const double start = call_params(nodes, model).start_lat;
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     ranks_[r].clock = start;
+    ranks_[r].footprint = footprint_of(traces[r]);
     ranks_[r].posted.resize(traces[r].events.size());
-    ready_.push({start, static_cast<int>(r)});
+    wake(static_cast<int>(r), start);
   }
 }
 
 std::vector<double> Simulator::run() {
-  while (!ready_.empty()) {
-    const int r = ready_.top().second;
-    ready_.pop();
-    RankState& s = ranks_[idx(r)];
-    if (s.pc == traces_[idx(r)].events.size()) continue;  // done
-    // One event at a time, so no rank runs ahead of an earlier clock elsewhere.
-    if (step(r)) ready_.push({s.clock, r});
+  while (!events_.empty()) {
+    const Happening h = events_.top();
+    events_.pop();
+    now_ = h.time;
+    if (h.kind == kTransferEnds) {
+      transfer_ends(h.id, h.version);
+      continue;
+    }
+    RankState& s = ranks_[idx(h.id)];
+    if (s.computing) set_computing(h.id, false);  // its reduction or copy is over
+    if (s.pc == traces_[idx(h.id)].events.size()) continue;  // done
+    // One event at a time, so no rank runs ahead of an earlier time elsewhere.
+    if (step(h.id)) wake(h.id, s.clock);
   }
   std::vector<double> finish;
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
@@ -137,36 +215,68 @@ bool Simulator::step(int r) {
   RankState& s = ranks_[idx(r)];
   const TraceEvent& e = traces_[idx(r)].events[s.pc];
   switch (e.op) {
-    case TraceOp::send: post_send(r, e); break;
+    case TraceOp::send:
+      if (!send(r, e)) return true;  // paid the overhead: post when the clock gets there
+      break;
     case TraceOp::recv: post_recv(r, e); break;
     case TraceOp::wait:
       if (!wait(r, e)) return false;
       break;
-    case TraceOp::reduce: s.clock += static_cast<double>(e.bytes) / model_.reduce_rate; break;
+    case TraceOp::reduce:
+      compute(r, model_.reduce_seconds(static_cast<double>(e.bytes), s.footprint));
+      break;
     case TraceOp::copy:
-      if (model_.copy_rate > 0) s.clock += static_cast<double>(e.bytes) / model_.copy_rate;
+      compute(r, model_.copy_seconds(static_cast<double>(e.bytes), s.footprint));
       break;
   }
   ++s.pc;
   return true;
 }
 
-void Simulator::post_send(int r, const TraceEvent& e) {
+// A reduction or copy: the clock moves on, and until it gets there the transfers into
+// this rank that its CPU would move stand still.
+void Simulator::compute(int r, double seconds) {
+  ranks_[idx(r)].clock += seconds;
+  if (seconds > 0) set_computing(r, true);
+}
+
+void Simulator::set_computing(int r, bool computing) {
+  ranks_[idx(r)].computing = computing;
+  for (int cls = 0; cls < kClasses; ++cls)
+    if (!ingress(r, cls).empty()) refresh(ingress(r, cls).front());
+}
+
+// The sender pays the overhead first, and posts when its clock has got there: the ports
+// change state at the time they really do, in order with everything else.
+bool Simulator::send(int r, const TraceEvent& e) {
   check_peer(r, e);
   RankState& s = ranks_[idx(r)];
   const int cls = link_class(r, e.peer);
-  const LinkParams& p = params(cls);
-  const double start = std::max({s.clock, egress(r, cls), ingress(e.peer, cls)});
-  const double left = start + static_cast<double>(e.bytes) / p.achieved_bandwidth();
-  egress(r, cls) = ingress(e.peer, cls) = left;
+  const double overhead = params(cls).overhead;
+  if (overhead > 0 && !s.overhead_paid) {
+    s.overhead_paid = true;
+    s.clock += overhead;
+    return false;
+  }
+  s.overhead_paid = false;
+  const int id = static_cast<int>(transfers_.size());
+  Transfer t;
+  t.src = r;
+  t.dst = e.peer;
+  t.cls = cls;
+  t.bytes = static_cast<double>(e.bytes);
+  transfers_.push_back(t);
   Channel& c = channels_[{r, e.peer, e.seq, e.tag}];
   s.posted[s.pc] = {&c, c.sends.size(), false};
-  c.sends.push_back({left, left + p.link_delay});
-  if (c.blocked_rank >= 0 && c.blocked_index < c.sends.size()) {  // wake the receiver
-    ready_.push({std::max(ranks_[idx(c.blocked_rank)].clock, c.sends.back().arrival),
-                 c.blocked_rank});
+  c.sends.push_back(id);
+  if (c.blocked_rank >= 0 && c.blocked_index < c.sends.size()) {  // its receiver waits
+    transfers_[idx(id)].recv_waiter = c.blocked_rank;
     c.blocked_rank = -1;
   }
+  egress(r, cls).push_back(id);
+  ingress(e.peer, cls).push_back(id);
+  try_start(id);
+  return true;
 }
 
 void Simulator::post_recv(int r, const TraceEvent& e) {
@@ -185,17 +295,89 @@ bool Simulator::wait(int r, const TraceEvent& e) {
                 ", which is no earlier send or receive");
   Posted& p = s.posted[e.request];
   if (p.waited) fail(r, "event " + std::to_string(e.request) + " is waited for twice");
-  if (events[e.request].op == TraceOp::send) {
-    s.clock = std::max(s.clock, p.channel->sends[p.index].left);
-  } else if (p.index < p.channel->sends.size()) {
-    s.clock = std::max(s.clock, p.channel->sends[p.index].arrival);
-  } else {  // the matching send is not posted yet: sleep until it is
+  const bool is_send = events[e.request].op == TraceOp::send;
+  if (!is_send && p.index >= p.channel->sends.size()) {  // not sent yet: sleep until it is
     p.channel->blocked_rank = r;
     p.channel->blocked_index = p.index;
     return false;
   }
+  Transfer& t = transfers_[idx(p.channel->sends[p.index])];
+  if (t.left < 0) {  // still moving: sleep until it has left / arrived
+    (is_send ? t.send_waiter : t.recv_waiter) = r;
+    return false;
+  }
+  if (is_send) {
+    s.clock = std::max(s.clock, t.left);
+  } else {
+    s.clock = std::max(s.clock, t.arrival) + params(t.cls).overhead;
+  }
   p.waited = true;
   return true;
+}
+
+// A transfer moves once it heads both its ports' queues.
+void Simulator::try_start(int id) {
+  Transfer& t = transfers_[idx(id)];
+  if (t.started || egress(t.src, t.cls).front() != id || ingress(t.dst, t.cls).front() != id)
+    return;
+  t.started = true;
+  t.since = now_;
+  t.paused = must_pause(t);
+  t.both_ways = opposite_busy(t);
+  if (!t.paused) set_rate(id);
+  refresh_around(t);
+}
+
+// Schedules the end of a moving transfer at its current rate.
+void Simulator::set_rate(int id) {
+  Transfer& t = transfers_[idx(id)];
+  ++t.version;
+  events_.push({now_ + (1 - t.done) * port_seconds(t), kTransferEnds, id, t.version});
+}
+
+// Re-rates a started transfer whose opposite direction may have started or stopped, or
+// whose receiver may have started or stopped computing. A transfer that pauses or
+// resumes changes what the transfers around it see.
+void Simulator::refresh(int id) {
+  if (id < 0) return;
+  Transfer& t = transfers_[idx(id)];
+  if (!t.started || t.left >= 0) return;
+  const bool both = opposite_busy(t), pause = must_pause(t);
+  if (both == t.both_ways && pause == t.paused) return;
+  if (!t.paused) {  // what it moved since the last change, at the rate it had
+    const double port = port_seconds(t);
+    t.done = port > 0 ? std::min(1.0, t.done + (now_ - t.since) / port) : 1.0;
+  }
+  t.since = now_;
+  t.both_ways = both;
+  const bool moving_changed = pause != t.paused;
+  t.paused = pause;
+  ++t.version;  // its end event, if any, is stale
+  if (!t.paused) set_rate(id);
+  if (moving_changed) refresh_around(t);
+}
+
+// The transfers whose opposite direction `t` is: those into its sender and out of its
+// receiver.
+void Simulator::refresh_around(const Transfer& t) {
+  const int into_src = moving(ingress(t.src, t.cls)), out_of_dst = moving(egress(t.dst, t.cls));
+  refresh(into_src);
+  refresh(out_of_dst);
+}
+
+void Simulator::transfer_ends(int id, unsigned version) {
+  Transfer& t = transfers_[idx(id)];
+  if (version != t.version || t.left >= 0) return;  // stale: its rate changed since
+  t.left = now_;
+  t.arrival = now_ + params(t.cls).link_delay;
+  egress(t.src, t.cls).pop_front();
+  ingress(t.dst, t.cls).pop_front();
+  refresh_around(t);
+  if (!egress(t.src, t.cls).empty()) try_start(egress(t.src, t.cls).front());
+  if (!ingress(t.dst, t.cls).empty()) try_start(ingress(t.dst, t.cls).front());
+  if (t.send_waiter >= 0) wake(t.send_waiter, std::max(ranks_[idx(t.send_waiter)].clock, t.left));
+  if (t.recv_waiter >= 0)
+    wake(t.recv_waiter, std::max(ranks_[idx(t.recv_waiter)].clock, t.arrival));
 }
 
 void Simulator::check_peer(int r, const TraceEvent& e) const {

@@ -1,9 +1,12 @@
-// The time model: an alpha-beta-gamma cost model per link class, read from a model file,
-// and a discrete-event simulator that replays the schedule an algorithm really executed
-// (the per-rank traces a RecordingTransport records) and predicts the call's time.
-// The parameters are seed 004's (bandwidth, bwurate, link_delay, start_lat, sync_lat)
-// plus reduce_rate, the gamma term; collectives/model/MODEL.md documents the file and
-// the simulator's rules.
+// The time model: a cost model per link class, read from a model file, and a
+// discrete-event simulator that replays the schedule an algorithm really executed (the
+// per-rank traces a RecordingTransport records) and predicts the call's time.
+// Per link class: wire latency (link_delay), a per-message software overhead charged to
+// the rank that posts or completes the message, the port time of a message as a function
+// of its size, alone in its direction and with the opposite direction busy, and the
+// once-per-call start_lat and sync_lat; per machine: the reducer's and the copy's time as
+// a function of size. collectives/model/MODEL.md documents the file (versions 1 and 2),
+// the simulator's rules and the fit (scripts/fit-model).
 #pragma once
 
 #include <cstdint>
@@ -16,28 +19,63 @@ namespace collscope {
 
 // ---- the model file ------------------------------------------------------------------
 
-// One link class: intra_node (same node, MPI_COMM_TYPE_SHARED) or inter_node.
+// A time as a function of a size, known at a few sizes (the bands of a fit): linear in
+// the size between two known sizes, proportional to the size below the first and above
+// the last (the end bands' rates). Empty: no curve (the caller falls back to a rate).
+struct SizeCurve {
+  std::vector<double> bytes;    // strictly increasing, > 0
+  std::vector<double> seconds;  // >= 0, one per entry of `bytes`
+  bool empty() const { return bytes.empty(); }
+  double seconds_for(double size) const;
+  // `size` bytes that are part of `footprint` bytes streamed in one call: no faster than
+  // the footprint's own rate (a large call's pieces run at the rate of the cache level
+  // the whole call lives in), and no faster than `size` alone.
+  double seconds_within(double size, double footprint) const;
+};
+
+// Who moves a message's bytes: a network or DMA engine while both ranks compute, or the
+// receiving rank's CPU (shared memory's single copy, TCP), which cannot reduce or copy
+// at the same time: a message into a rank makes no progress while that rank computes.
+enum class MovedBy : std::uint8_t { network, receiver };
+
+// One link class: intra_node (same node, MPI_COMM_TYPE_SHARED) or inter_node. The first
+// five members are the version-1 file's; a version-2 file fills the others too.
 struct LinkParams {
   double bandwidth = 0;   // bytes/s, one direction of one rank's port
   double bwurate = 1;     // (0, 1]: the share of `bandwidth` a transfer achieves
-  double link_delay = 0;  // s per message (alpha)
+  double link_delay = 0;  // s per message on the wire (alpha, LogP's L)
   double start_lat = 0;   // s, once per call (software start-up)
   double sync_lat = 0;    // s, once per call (the synchronisation around each call)
+  double overhead = 0;    // s per message on a rank's clock (LogP's o): the sender pays it
+                          // when it posts a send, the receiver when a receive completes
+  SizeCurve one_way{};    // port time of a message alone in its direction; empty: bytes /
+                          // achieved_bandwidth()
+  SizeCurve both_ways{};  // port time while the opposite direction is busy; empty: one_way
+  MovedBy moved_by = MovedBy::network;
   double achieved_bandwidth() const { return bandwidth * bwurate; }
+  // Seconds a message of `bytes` holds the sender's egress and receiver's ingress port,
+  // within a call whose ranks at either end move `footprint` bytes (0: the message alone).
+  double port_seconds(double bytes, bool opposite_busy, double footprint = 0) const;
 };
 
 struct Model {
   LinkParams intra_node;
   LinkParams inter_node;
-  double reduce_rate = 0;  // bytes/s of reduced output (gamma = 1 / reduce_rate)
+  double reduce_rate = 0;  // bytes/s of reduced output (gamma = 1 / reduce_rate); version
+                           // 2: the largest band's rate
   double copy_rate = 0;    // bytes/s of local copies; 0: copies cost nothing
   std::string source;      // free-form metadata, kept as written (JSON text if not a string)
   std::string fitted_on;
+  int version = 1;         // of the file it was read from
+  SizeCurve reduce_curve{};  // version 2: seconds per reduction of a size; empty: the rate
+  SizeCurve copy_curve{};    // version 2: seconds per local copy of a size; empty: the rate
+  double reduce_seconds(double bytes, double footprint = 0) const;
+  double copy_seconds(double bytes, double footprint = 0) const;
 };
 
-// Reads and validates a model file; throws UsageError naming the file and the
-// parameter on a missing or unreadable file, bad JSON, an unknown key or link class,
-// a missing, negative or non-numeric parameter.
+// Reads and validates a model file (version 1 or 2); throws UsageError naming the file
+// and the parameter on a missing or unreadable file, bad JSON, an unknown version, key or
+// link class, a missing, negative or non-numeric parameter, bands out of order.
 Model load_model(const std::string& path);
 // The same from text; `origin` names it in error messages.
 Model parse_model(std::string_view json_text, const std::string& origin);

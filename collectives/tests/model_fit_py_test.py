@@ -1,0 +1,398 @@
+#!/usr/bin/python3
+"""The time model's Python side: scripts/model_fit.py and scripts/model_accuracy.py on
+synthetic numbers, scripts/fit-model against fake_mpirun.py (an imagined cluster with
+known costs), and both scripts' command lines.
+
+  unit   robust statistics, isotonic fit, slopes, pair classes, bands, accuracy bands
+  fake   fit-model on 2 nodes x 2 slots through fake_mpirun (hostfile passthrough, pair
+         placement, intra / inter classes, an outlier dropped; every fitted parameter
+         against the truth), on one node (inter = intra, the all-to-all both-ways probe
+         with its copy subtracted), a misplaced pair and a failing run (exit 3, nothing
+         written)
+  cli    bad usage of fit-model and model-check (exit 2, one line, nothing written); with
+         --bin: a short real fit on 2 ranks whose file the binaries load, a short
+         model-check with it, and scripts/report's band table and model's pick
+
+model_fit_py_test.py GROUP [--bin DIR]
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SCRIPTS = os.path.join(ROOT, "scripts")
+sys.path.insert(0, SCRIPTS)
+sys.path.insert(0, HERE)
+
+import fake_mpirun  # noqa: E402
+import model_accuracy as acc  # noqa: E402
+import model_fit as fit  # noqa: E402
+
+ARGS = None
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+    return cond
+
+
+def near(got, want, rel, what):
+    ok = got is not None and want != 0 and abs(got - want) <= rel * abs(want)
+    return check(ok, f"{what}: {got!r} within {rel * 100:g}% of {want!r}")
+
+
+# ---- unit -------------------------------------------------------------------------------
+
+
+def unit_robust():
+    est, spread, kept, dropped = fit.robust([10.0, 10.2, 9.8, 10.1, 30.0])
+    check(dropped == [30.0] and len(kept) == 4, f"robust drops the outlier: {dropped}")
+    near(est, 10.05, 1e-9, "robust estimate: the median of the rest")
+    check(0 < spread < 0.03, f"robust spread is relative: {spread}")
+    est, spread, kept, dropped = fit.robust([5.0, 5.0, 20.0])  # MAD 0: a 1% floor
+    check(dropped == [20.0] and est == 5.0, "MAD 0: the odd one out is dropped")
+    check(fit.robust([3.0])[:2] == (3.0, 0.0), "one value: itself, spread 0")
+    check(fit.robust([1.0, 3.0])[3] == [], "two values: none dropped")
+
+
+def unit_shapes():
+    check(fit.isotonic([1, 3, 2, 4]) == [1, 2.5, 2.5, 4], "isotonic pools a dip")
+    check(fit.isotonic([5, 1, 1]) == [7 / 3] * 3, "isotonic pools a falling start")
+    check(fit.isotonic([1, 2, 3]) == [1, 2, 3], "isotonic keeps a rising curve")
+    near(fit.theil_sen([1, 2, 3, 4, 5], [2, 4, 6, 8, 100]), 2.0, 1e-9,
+         "theil_sen ignores one wild point")
+
+
+def unit_classes():
+    pairs = fit.classify_pairs([0, 0, 1, 1])
+    check(pairs["intra_node"] == [(0, 1), (2, 3)], f"intra pairs: {pairs['intra_node']}")
+    check(pairs["inter_node"] == [(0, 2), (0, 3), (1, 2), (1, 3)], "inter pairs")
+    m = [[0, 1, 5, 7], [1, 0, 6, 5], [5, 6, 0, 3], [7, 5, 3, 0]]
+    t = fit.pingpong_times({"node_of_rank": [0, 0, 1, 1], "latency_us_matrix": m})
+    near(t["intra_node"], 2e-6, 1e-9, "intra: the median of pairs (0,1) and (2,3)")
+    near(t["inter_node"], 5.5e-6, 1e-9, "inter: the median of the four cross pairs")
+    t = fit.pingpong_times({"node_of_rank": [0, 1], "pair": [0, 1], "time_us": 4})
+    check(list(t) == ["inter_node"], "one pair without a matrix: classed by its nodes")
+    check(fit.call_class({"node_of_rank": [3, 3]}) == "intra_node", "a call on one node")
+    check(fit.spans_nodes([0, 1]) and not fit.spans_nodes([2, 2]), "spans_nodes")
+
+
+def unit_bands():
+    # fixed 1 us, 1e9 B/s; the 1 MiB repeats hold an outlier
+    one = {b: [1e-6 + b / 1e9] * 3 for b in (8, 16, 32, 1024, 65536, 1 << 20)}
+    one[1 << 20] = [1e-6 + (1 << 20) / 1e9, 1e-6 + (1 << 20) / 1e9, 1.0]
+    fixed, _ = fit.fixed_part(one)
+    near(fixed, 1e-6 + 16 / 1e9, 1e-9, "fixed part: the median of the 3 smallest sizes")
+    ports = dict(fit.port_times(one, fixed))
+    near(ports[65536], 65536 / 1e9 - 16 / 1e9, 1e-9, "port time at 64 KiB")
+    near(ports[1 << 20], (1 << 20) / 1e9 - 16 / 1e9, 1e-9, "the outlier does not move 1 MiB")
+    check(ports[8] > 0, "below the noise, port time is floored at bytes / peak")
+    bands = fit.link_bands(one, {}, fixed, fixed)
+    check([b["bytes"] for b in bands] == sorted(one), "one band per size")
+    check("both_ways" not in bands[0] and bands[0]["points"]["one_way"][0] == [8, one[8][0]],
+          "bands keep their points; no both-ways band without both-ways data")
+    # Below n_1/2 (port time < fixed part) noise of +-40 ns must not climb like a
+    # staircase: those sizes share one bandwidth, the least-squares slope (1e9 B/s).
+    noise = [0, 40e-9, -30e-9, 35e-9, -40e-9, 30e-9, -20e-9, 10e-9, 0, 0, 0, 0, 0, 0]
+    sizes = [8 << k for k in range(len(noise))]
+    noisy = {b: [1e-6 + b / 1e9 + n] * 3 for b, n in zip(sizes, noise)}
+    ports = fit.port_times(noisy, fit.fixed_part(noisy)[0])
+    small = [b / p for b, p in ports if b < 1000]
+    near(max(small) / min(small), 1.0, 1e-9, f"one bandwidth below n_1/2 ({len(small)} sizes)")
+    near(small[0], 1e9, 0.1, "the small sizes' bandwidth: the least-squares slope")
+    near(dict(ports)[65536], 65536e-9, 0.01, "above n_1/2: each size its own")
+    rates = fit.rate_bands({1000: [1e-7, 1e-7], 4000: [3e-7, 3.2e-7]})
+    near(rates[0]["rate"], 1e10, 1e-9, "rate band: bytes / time")
+    check(rates[1]["spread"] > 0, "rate band spread")
+    lat = fit.latencies(2e-6, 5e-6, 0.5e-6, 4e-6, 1)
+    near(lat[0], 1e-6, 1e-9, "link_delay = fixed - 2 o")
+    near(lat[1] + lat[2], 3e-6, 1e-9, "start_lat + sync_lat = exchange - ping-pong")
+    near(lat[2], 2e-6, 1e-9, "sync_lat: the barrier less its message")
+    o, _ = fit.overhead_from_chain([[(16, 3e-6), (64, 8e-6), (256, 27e-6)]], 1.0)
+    check(abs(o - (27e-6 - 3e-6) / 240) < 1e-9 or abs(o - 5e-6 / 48) < 1e-9,
+          f"overhead: a Theil-Sen slope of time against messages ({o})")
+    try:
+        fit.port_times({8: [1e-6], 16: [1e-6], 32: [1e-6]}, 1e-6)
+        check(False, "flat times cannot give a bandwidth")
+    except fit.FitError:
+        check(True, "flat times cannot give a bandwidth (FitError)")
+
+
+def unit_accuracy():
+    check([acc.band_of(b) for b in (0, 65535, 65536, 1 << 20, 16 << 20, 1 << 30)] ==
+          [0, 0, 1, 2, 3, 3], "band edges at 64 KiB, 1 MiB, 16 MiB")
+    check(acc.farthest_from_one([0.5, 1.9, 1.1]) == 0.5, "0.5 is farther from 1 than 1.9")
+    rows = [{"collective": "allreduce", "algorithm": "ring", "bytes": b, "ratio": r}
+            for b, r in ((1024, 1.2), (4096, 1.4), (16384, 0.9), (1 << 20, 1.2), (4 << 20, 1.0))]
+    s = acc.band_summary(rows)[("allreduce", "ring")]
+    near(s[0]["median"], 1.2, 1e-12, "band median")
+    check(s[0]["worst"] == 1.4 and s[0]["rows"] == 3 and s[0]["ok"], "band worst, rows, ok")
+    check(not acc.within(2, 1.16) and acc.within(2, 1.1) and acc.within(0, 0.71),
+          "targets: 15% from 64 KiB, 30% below")
+    near(s[2]["median"], 1.1, 1e-12, "1-16 MiB median")
+    check(acc.worst_row(rows)["bytes"] == 4096, "worst row overall")
+    header, body = acc.table(acc.band_summary(rows))
+    check(header[2:] == ["< 64 KiB", "1 - 16 MiB"] and body[0][2] == "1.20 (1.40)",
+          f"table: {header} {body}")
+    check(acc.misses(acc.band_summary(rows + [{**rows[3], "ratio": 2.0, "bytes": 2 << 20}]))
+          == [("allreduce", "ring", "1 - 16 MiB", 1.2)], "misses")
+
+
+# ---- fake cluster -----------------------------------------------------------------------
+
+
+def fit_model(tmp, *extra, env=None):
+    out = os.path.join(tmp, "model.json")
+    cmd = [sys.executable, os.path.join(SCRIPTS, "fit-model"), "--out", out, "--bin", tmp,
+           "--mpirun", f"{sys.executable} {os.path.join(HERE, 'fake_mpirun.py')}", *extra]
+    p = subprocess.run(cmd, capture_output=True, text=True,
+                       env=dict(os.environ, FAKE_LOG=os.path.join(tmp, "log"), **(env or {})))
+    return p, out
+
+
+def fake_bin(tmp):
+    for name in ("pingpong", "allgather_ring", "alltoall_pairwise", "broadcast_chain",
+                 "barrier_mpi", "collscope_reduce_rate"):
+        path = os.path.join(tmp, name)
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\nexit 1\n")
+        os.chmod(path, 0o755)
+
+
+def band_at(link, nbytes):
+    return next(b for b in link["bands"] if b["bytes"] == nbytes)
+
+
+def check_link(link, cls):
+    t = fake_mpirun.TRUTH[cls]
+    near(link["link_delay"], t["link_delay"], 0.03, f"{cls} link_delay")
+    near(link["overhead"], t["overhead"], 0.02, f"{cls} overhead")
+    near(link["start_lat"] + link["sync_lat"], t["per_call"], 0.02, f"{cls} start + sync")
+    for size in (64 << 10, 512 << 10, 1 << 20, 16 << 20):
+        band = band_at(link, size)
+        for way in ("one_way", "both_ways"):
+            # the port time is measured beyond the smallest sizes' time: 16 B's port less
+            want = size / (size / fake_mpirun.rate(t[way], size) - 16 / fake_mpirun.rate(t[way], 16))
+            near(band[way], want, 0.01, f"{cls} {way} bandwidth at {size} B")
+        check(band["spread"]["one_way"] < 0.01, f"{cls} spread at {size} B is small")
+
+
+def fake_two_nodes():
+    with tempfile.TemporaryDirectory() as tmp:
+        fake_bin(tmp)
+        p, out = fit_model(tmp, "--np", "4", "--repeats", "3", "--iters", "2",
+                           "--mpirun-args", "--hostfile /nowhere/hosts --mca btl self,tcp",
+                           "--inter-moved-by", "network")
+        if not check(p.returncode == 0, f"fit-model on a fake 2 x 2 cluster exits 0 ({p.stderr})"):
+            return
+        model = json.load(open(out))
+        check(model["version"] == 2 and "2 nodes" in model["source"], f"source: {model['source']}")
+        check(model["fitted_on"]["node_of_rank"] == [0, 0, 1, 1], "node_of_rank kept")
+        check(model["intra_node"]["moved_by"] == "receiver" and
+              model["inter_node"]["moved_by"] == "network", "moved_by per class, as given")
+        check_link(model["intra_node"], "intra_node")
+        check_link(model["inter_node"], "inter_node")
+        near(band_at(model["intra_node"], 1 << 20)["one_way"],
+             (1 << 20) / ((1 << 20) / 5e9 - 16 / 10e9), 0.01,
+             "the injected 1 MiB outlier is dropped")
+        dropped = model["fitted_on"]["outliers_dropped"]
+        check(dropped["intra_node.one_way"] >= 1 and dropped["inter_node.one_way"] >= 1,
+              f"outliers counted: {dropped}")
+        reduce = {b["bytes"]: b["rate"] for b in model["reduce_rate"]["bands"]}
+        near(reduce[64 << 10], 20e9, 0.01, "reduce rate in cache")
+        near(reduce[16 << 20], 8e9, 0.01, "reduce rate from memory")
+        near(model["copy_rate"]["bands"][-1]["rate"], 30e9, 0.01, "copy rate")
+        launches = [json.loads(line) for line in open(os.path.join(tmp, "log"))]
+        check(all("--hostfile" in a and "/nowhere/hosts" in a for a in launches),
+              "--mpirun-args reaches every launch")
+        pairs = [a for a in launches if a[-1].endswith(("allgather_ring", "broadcast_chain"))]
+        check(sum("ppr:2:node" in a for a in pairs) == sum("ppr:1:node" in a for a in pairs) == 6,
+              "the 2-rank probes run 3 times on one node and 3 times across two")
+        check(not os.path.exists(out + ".tmp"), "no FILE.tmp left")
+
+
+def fake_one_node():
+    with tempfile.TemporaryDirectory() as tmp:
+        fake_bin(tmp)
+        p, out = fit_model(tmp, "--np", "2", "--repeats", "3", "--both-ways-probe",
+                           "alltoall_pairwise", env={"FAKE_NODES": "1"})
+        if not check(p.returncode == 0, f"fit-model on one fake node exits 0 ({p.stderr})"):
+            return
+        model = json.load(open(out))
+        check_link(model["intra_node"], "intra_node")  # the other both-ways probe
+        check(model["fitted_on"]["both_ways_probe"] == "alltoall_pairwise", "the probe is named")
+        launches = [json.loads(line) for line in open(os.path.join(tmp, "log"))]
+        check(any(a[-1].endswith("alltoall_pairwise") for a in launches) and
+              not any(a[-1].endswith("allgather_ring") for a in launches),
+              "--both-ways-probe picks the exchange that runs")
+        check(model["inter_node"] == model["intra_node"], "one node: inter_node = intra_node")
+        check("copy of intra_node" in model["source"], f"source says so: {model['source']}")
+        launches = [json.loads(line) for line in open(os.path.join(tmp, "log"))]
+        check(not any("--map-by" in a for a in launches), "one node: no placement flags")
+
+
+def fake_failures():
+    with tempfile.TemporaryDirectory() as tmp:
+        fake_bin(tmp)
+        p, out = fit_model(tmp, "--np", "4", "--repeats", "1",
+                           "--inter-pair-args", "--map-by ppr:2:node")
+        check(p.returncode == 3 and "inter_node probe" in p.stderr and "[0, 0]" in p.stderr,
+              f"a misplaced inter-node pair: exit 3 ({p.stderr.strip()})")
+        check(not os.path.exists(out), "nothing written")
+        p, out = fit_model(tmp, "--np", "2", "--repeats", "1", env={"FAKE_FAIL": "pingpong"})
+        check(p.returncode == 3 and "exited 1" in p.stderr and len(p.stderr.splitlines()) == 1,
+              f"a failing run: exit 3, one line ({p.stderr.strip()})")
+        check(not os.path.exists(out) and not os.path.exists(out + ".tmp"), "nothing written")
+
+
+# ---- command lines -----------------------------------------------------------------------
+
+
+def expect_usage(script, args, pattern, what):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "m.json")
+        p = subprocess.run([sys.executable, os.path.join(SCRIPTS, script), *args, "--out", out],
+                           capture_output=True, text=True)
+        lines = [line for line in p.stderr.splitlines() if line.strip()]
+        check(p.returncode == 2 and pattern in p.stderr and not os.listdir(tmp),
+              f"{script} {what}: exit 2, '{pattern}', nothing written ({p.returncode}: "
+              f"{lines[-1] if lines else ''})")
+
+
+def cli_usage():
+    bin_dir = ARGS.bin or "/nonexistent"
+    expect_usage("fit-model", ["--np", "1"], "--np must be at least 2", "--np 1")
+    expect_usage("fit-model", ["--repeats", "0"], "--repeats must be at least 1", "--repeats 0")
+    expect_usage("fit-model", ["--max-bytes", "3K"], "power of two", "--max-bytes 3K")
+    expect_usage("fit-model", ["--bin", "/nonexistent"], "no binary 'pingpong'", "no binaries")
+    expect_usage("fit-model", ["--bogus"], "unrecognized arguments", "an unknown flag")
+    expect_usage("model-check", ["--bin", bin_dir, "--model", "/nonexistent.json"],
+                 "no model file", "a missing model file")
+    expect_usage("model-check", ["--bin", bin_dir, "--algorithms", "allreduce_nope"],
+                 "allreduce_nope", "an unknown algorithm")
+    expect_usage("model-check", ["--iters", "0"], "--iters must be at least 1", "--iters 0")
+    if ARGS.bin:  # vendor binaries are no hand-written algorithms (reduce_scatter_mpi!)
+        for vendor in ("reduce_scatter_mpi", "allreduce_mpi"):
+            expect_usage("model-check", ["--bin", bin_dir, "--algorithms", vendor],
+                         f"no hand-written algorithm binary '{vendor}'", f"--algorithms {vendor}")
+
+
+def mpirun_json(binary, args):
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1")
+    p = subprocess.run(["mpirun", "-q", "-np", "2", os.path.join(ARGS.bin, binary), *args,
+                        "--format", "jsonl"], capture_output=True, text=True, env=env, timeout=120)
+    return p, [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+
+
+def cli_real():
+    """A short real fit (seconds) whose file the binaries load, and a short model-check."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "m.json")
+        p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "fit-model"), "--np", "2",
+                            "--out", out, "--bin", ARGS.bin, "--repeats", "2", "--iters", "3",
+                            "--max-bytes", "64K", "--mpirun-args", "--oversubscribe"],
+                           capture_output=True, text=True, timeout=300)
+        if not check(p.returncode == 0, f"a short real fit exits 0 ({p.stderr.strip()[-300:]})"):
+            return
+        model = json.load(open(out))
+        check(model["version"] == 2 and model["intra_node"]["bands"][-1]["bytes"] == 65536,
+              "the fit's bands reach --max-bytes")
+        check(all(b["one_way"] > 0 for b in model["intra_node"]["bands"]), "bandwidths positive")
+        p, rows = mpirun_json("allreduce_ring", ["-b", "1K", "-e", "64K", "-f", "8", "-n", "2",
+                                                 "-w", "0", "--model", out])
+        check(p.returncode == 0 and rows and all(r["predicted_us"] > 0 for r in rows),
+              "allreduce_ring loads the fitted file and predicts every row")
+        p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "model-check"), "--model", out,
+                            "--bin", ARGS.bin, "--algorithms", "allreduce_ring,broadcast_chain",
+                            "--sizes", "-b 1K -e 64K -f 8", "--repeats", "1", "--iters", "2",
+                            "--json", os.path.join(tmp, "check.json")],
+                           capture_output=True, text=True, timeout=300)
+        check(p.returncode == 0 and "worst row:" in p.stdout and "64 KiB - 1 MiB" in p.stdout,
+              f"model-check prints the bands and the worst row ({p.stderr.strip()[-300:]})")
+        result = json.load(open(os.path.join(tmp, "check.json")))
+        check({(r["collective"], r["algorithm"]) for r in result["rows"]} ==
+              {("allreduce", "ring"), ("broadcast", "chain")} and len(result["rows"]) == 6,
+              "model-check's JSON holds one row per algorithm and size")
+
+
+def md_table_after(text, heading):
+    """The rows (as dicts) of the first Markdown table after a line starting with heading."""
+    lines = text.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith(heading))
+    table = []
+    for line in lines[start + 1:]:
+        if line.startswith("|"):
+            table.append([c.strip() for c in line.strip("|").split("|")])
+        elif table:
+            break
+    return [dict(zip(table[0], row)) for row in table[2:]]
+
+
+def cli_report():
+    """scripts/report's band table and the model's pick, against model_accuracy on the
+    same rows (read back from the runs' JSON lines)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        h5, jsonl = os.path.join(tmp, "r.h5"), os.path.join(tmp, "r.jsonl")
+        model = os.path.join(ROOT, "collectives", "model", "example.json")
+        for binary in ("allreduce_ring", "allreduce_direct", "allreduce_mpi"):
+            p, _ = mpirun_json(binary, ["-b", "1K", "-e", "1M", "-f", "16", "-n", "2", "-w", "0",
+                                        "--model", model, "-O", h5, "-J", jsonl + "." + binary])
+            check(p.returncode == 0, f"{binary} with --model -O")
+        rows = [json.loads(line) for b in ("allreduce_ring", "allreduce_direct", "allreduce_mpi")
+                for line in open(jsonl + "." + b)]
+        p = subprocess.run([os.path.join(SCRIPTS, "report"), h5, "--out",
+                            os.path.join(tmp, "out")], capture_output=True, text=True)
+        if not check(p.returncode == 0, f"report exits 0 ({p.stderr.strip()})"):
+            return
+        time_md = open(os.path.join(tmp, "out", "time_model.md"), encoding="utf-8").read()
+        bands = md_table_after(time_md, "### Bands: mpi, N = 2")
+        rated = [dict(r, ratio=r["predicted_us"] / r["time_us"]) for r in rows
+                 if r.get("predicted_us") is not None]
+        _, body = acc.table(acc.band_summary(rated))
+        check([[line[k] for k in line] for line in bands] == body,
+              f"time_model.md's band table is model_accuracy's ({bands} / {body})")
+        advisor = open(os.path.join(tmp, "out", "advisor.md"), encoding="utf-8").read()
+        detail = md_table_after(advisor, "### allreduce, mpi, N = 2")
+        for line in detail:
+            predicted = {r["algorithm"]: r["predicted_us"] for r in rated
+                         if r["bytes"] == int(line["bytes"])}
+            check(line["model picks"] == min(predicted, key=predicted.get),
+                  f"advisor: the model's pick at {line['bytes']} B is the lowest prediction")
+        picks = md_table_after(advisor, "## The time model's pick")
+        check(picks and all(l["verdict"] == ("agree" if l["model picks"] ==
+                                             l["fastest hand-written"] else "disagree")
+                            for l in picks), f"advisor: the model's verdicts ({picks})")
+
+
+GROUPS = {
+    "unit": [unit_robust, unit_shapes, unit_classes, unit_bands, unit_accuracy],
+    "fake": [fake_two_nodes, fake_one_node, fake_failures],
+    "cli": [cli_usage],
+}
+
+
+def main():
+    global ARGS
+    p = argparse.ArgumentParser()
+    p.add_argument("group", choices=sorted(GROUPS))
+    p.add_argument("--bin", default=None)
+    ARGS = p.parse_args()
+    tests = GROUPS[ARGS.group] + ([cli_real, cli_report] if ARGS.group == "cli" and ARGS.bin
+                                  else [])
+    for t in tests:
+        t()
+    print(f"{len(failures)} failure(s)" if failures else "all passed")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
