@@ -90,10 +90,14 @@ def rank_labels(layout):
     return [f"{r}\n{layout.host(r)}" for r in range(layout.n)]
 
 
-def heatmap(plt, m, labels, title, cmap, vmin, vmax, cells, path, fmt="{:.2f}", colorbar=""):
+def heatmap(plt, m, labels, title, cmap, vmin, vmax, cells, path, fmt="{:.2f}", colorbar="", log=False):
+    from matplotlib.colors import LogNorm
     n = len(labels)
-    fig, ax = plt.subplots(figsize=(1.0 + 0.55 * n, 0.6 + 0.5 * n))
-    im = ax.imshow(np.ma.masked_invalid(m), cmap=cmap, vmin=vmin, vmax=vmax)
+    fig, ax = plt.subplots(figsize=(max(5.5, 1.6 + 0.55 * n), max(4.0, 0.9 + 0.5 * n)))
+    finite = m[np.isfinite(m) & (m > 0)]
+    norm = LogNorm(vmin=finite.min(), vmax=finite.max()) if log and finite.size else None
+    im = ax.imshow(np.ma.masked_invalid(m), cmap=cmap, norm=norm,
+                   vmin=None if norm else vmin, vmax=None if norm else vmax)
     ax.set_xticks(range(n), labels, fontsize=7)
     ax.set_yticks(range(n), labels, fontsize=7)
     if n <= 16:
@@ -176,15 +180,15 @@ def make_pictures(verdict, layout, out):
     for metric, cmap, vmax in (("bandwidth", "RdYlGn", 1.25), ("latency", "RdYlGn_r", 3.0)):
         name = f"links_{metric}.png"
         heatmap(plt, ratio_matrix(verdict, metric, layout.n), labels,
-                f"{metric} of each pair alone / its class's median (failing pairs boxed)", cmap,
+                f"{metric} of each pair alone / its class's median\n(failing pairs boxed)", cmap,
                 0 if metric == "bandwidth" else 0.5, vmax, cells, os.path.join(out, name),
                 colorbar="x class median")
         made.append((name, f"{metric} per pair, relative to its class"))
     name = "hosts_bandwidth.png"
     heatmap(plt, host_matrix(verdict, layout), layout.hosts,
-            "bandwidth between hosts, GB/s (median pair alone; diagonal: within the host)", "viridis",
-            None, None, blamed_host_cells(verdict, layout), os.path.join(out, name), fmt="{:.3g}",
-            colorbar="GB/s")
+            "GB/s between hosts (median pair alone)\ndiagonal: within the host; blamed boxed",
+            "viridis", None, None, blamed_host_cells(verdict, layout), os.path.join(out, name),
+            fmt="{:.3g}", colorbar="GB/s (log scale)", log=True)
     made.append((name, "bandwidth per host pair (blamed host or link boxed)"))
     name = "compute.png"
     compute_chart(plt, verdict, os.path.join(out, name))
@@ -248,9 +252,9 @@ def write_report(path, verdict, layout, pictures, meta):
           fmt(h["intra-node"]["bandwidth"]["value"]), peer_cell(h["intra-node"]["bandwidth"]["peers"]),
           h["verdict"], h["explained_by"] or ""] for h in v["hosts"]]), ""]
     lines += ["## Host links", "", md_table(
-        ["link", "pairs", "bandwidth peers", "latency peers", "verdict"],
-        [[l["link"], len(l["pairs"]), peer_cell(l["bandwidth"]), peer_cell(l["latency"]), l["verdict"]]
-         for l in v["host_links"]]), ""]
+        ["link", "pairs", "bandwidth peers", "latency peers", "verdict", "explained by"],
+        [[l["link"], len(l["pairs"]), peer_cell(l["bandwidth"]), peer_cell(l["latency"]), l["verdict"],
+          l["explained_by"] or ""] for l in v["host_links"]]), ""]
     lines += ["## Ranks", "", md_table(
         ["rank", "host", "compute us", "compute peers", "inter bw peers", "verdict"],
         [[r["rank"], r["host"], fmt(r["compute"].get("time_us")),

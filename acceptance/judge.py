@@ -82,9 +82,9 @@ def latency_table(layout, screening):
 class Metric:
     """Bandwidth (bad when low) or latency (bad when high), with its observations."""
 
-    def __init__(self, name, table, worse, tolerance, size, iters):
+    def __init__(self, name, table, worse, tolerance, size, iters, floor=0.0):
         self.name, self.table, self.worse = name, table, worse
-        self.tolerance, self.size, self.iters = tolerance, size, iters
+        self.tolerance, self.size, self.iters, self.floor = tolerance, size, iters, floor
 
     def from_half_rtt(self, us):
         """A retest's half round trip as this metric's value."""
@@ -138,7 +138,7 @@ def judge_against_peers(table, peers, metric, peer_tolerance, z_limit, entities=
         for entity, value in values.items():
             if entities is None or entity in entities:
                 per_entity[entity].append((key, Outlier(value, peer_values, metric.worse,
-                                                        peer_tolerance, z_limit)))
+                                                        peer_tolerance, z_limit, metric.floor)))
     return {e: Judged(o) for e, o in per_entity.items()}
 
 
@@ -179,7 +179,7 @@ class Judge:
             Metric("bandwidth", bandwidth_table(layout, screening), "low", p["bandwidth_tolerance"],
                    m["bandwidth_bytes"], m["retest_iters"]),
             Metric("latency", latency_table(layout, screening), "high", p["latency_tolerance"],
-                   m["latency_bytes"], m["latency_iters"])]
+                   m["latency_bytes"], m["latency_iters"], p["latency_floor_us"])]
         self.retests_left = m["max_retests"]
         self.retest_log = []
         self.classes = {c: [pr for pr in layout.pairs() if layout.link_class(*pr) == c]
@@ -321,6 +321,16 @@ class Judge:
                    for k in keys if any(p in metric.table[k] for p in good)]
         return median(per_key) if per_key else None
 
+    def retest_values(self, pair, metric, role):
+        """A pair alone, as the metric's values, logged (a reference: no verdict)."""
+        self.retests_left -= 1
+        a, b = sorted(pair)
+        values = [metric.from_half_rtt(t) for t in self.retest_fn(a, b, metric.size, metric.iters)]
+        self.retest_log.append({"pair": [a, b], "role": role, "metric": metric.name, "bytes": metric.size,
+                                "values": [rounded(v) for v in values], "reference": None,
+                                "limit": None, "result": "reference"})
+        return values
+
     def retest(self, pair, metric, cls, ref, role, limit=None):
         """One pair alone, per iteration against `ref` (with the metric's peer tolerance)
         or against an absolute `limit`: 'slow', 'ok' or 'unclear'. None: no budget left."""
@@ -330,7 +340,8 @@ class Judge:
         a, b = sorted(pair)
         values = [metric.from_half_rtt(t) for t in self.retest_fn(a, b, metric.size, metric.iters)]
         if limit is None:
-            limit = (1 - metric.tolerance) * ref if metric.worse == "low" else (1 + metric.tolerance) * ref
+            limit = ((1 - metric.tolerance) * ref if metric.worse == "low"
+                     else max((1 + metric.tolerance) * ref, ref + metric.floor))
         bad = [(v < limit) if metric.worse == "low" else (v > limit) for v in values]
         verdict = {PASS: "ok", FAIL: "slow", INCONCLUSIVE: "unclear"}[decide(sum(bad), len(bad))]
         self.retest_log.append({"pair": [a, b], "role": role, "metric": metric.name, "bytes": metric.size,
@@ -368,15 +379,38 @@ class Judge:
             c.outcome, c.note = "unconfirmed", "no known-good peer to compare with"
             return
         if c.kind == "pair" and c.judged.verdict == INCONCLUSIVE:
-            return self.narrow_inconclusive_pair(c, ref)
+            return self.narrow_inconclusive_pair(c, ref, candidates)
         if c.cls == "intra-node":
             return self.narrow_intra(c, candidates, ref)
         if c.kind in ("link", "pair"):
             return self.narrow_link(c, candidates, ref)
         return self.narrow_host_or_rank(c, candidates, ref)
 
-    def run_retests(self, c, tests, ref):
+    def reference_pair(self, cls, candidates, avoid):
+        """A known-good pair of the class, retested beside the suspects so that they are
+        held to what a good pair does alone now (a fresh launch, the machine's load now):
+        the one no candidate touches, away from the ranks in `avoid`, whose screening
+        bandwidth is nearest the class's median."""
+        metric = self.metrics[0]
+        good = [p for p in self.classes[cls] if self.explained(p, candidates) is None and not set(p) & avoid]
+        if not good:
+            return None
+        level = {p: median(self.alone_values(metric, p)) for p in good}
+        centre = median(level.values())
+        return min(good, key=lambda p: (abs(level[p] - centre), p))
+
+    def run_retests(self, c, tests, ref, candidates=()):
+        """Retests `tests` [(role, pair)], after a known-good reference pair of the class
+        measured the same way. The suspects are held to the more lenient of the two
+        levels, the screening's and the reference's now, so that neither a glitch in the
+        reference nor a change of load since the screening condemns a good pair."""
         results = {}
+        avoid = {r for _, pair in tests for r in pair}
+        refpair = self.reference_pair(c.cls, candidates, avoid)
+        if refpair is not None and self.retests_left > len(tests):
+            now = median(self.retest_values(refpair, c.metric, f"{c.name()}: reference"))
+            c.retests.append({"role": "known-good reference", "pair": list(refpair), "result": "reference"})
+            ref = min(ref, now) if c.metric.worse == "low" else max(ref, now)
         for role, pair in tests:
             r = self.retest(pair, c.metric, c.cls, ref, f"{c.name()}: {role}")
             if r is None:
@@ -386,8 +420,8 @@ class Judge:
             c.retests.append({"role": role, "pair": list(pair), "result": r})
         return results
 
-    def narrow_inconclusive_pair(self, c, ref):
-        r = self.run_retests(c, [("the pair alone", c.where)], ref)
+    def narrow_inconclusive_pair(self, c, ref, candidates):
+        r = self.run_retests(c, [("the pair alone", c.where)], ref, candidates)
         if r is not None:
             c.outcome = {"slow": "confirmed", "ok": "cleared", "unclear": "unclear"}[r["the pair alone"]]
 
@@ -403,7 +437,7 @@ class Judge:
             return
         g = good[0]
         r = self.run_retests(c, [("suspect", (a, b)), (f"rank {a} with good rank {g}", (a, g)),
-                                 (f"rank {b} with good rank {g}", (b, g))], ref)
+                                 (f"rank {b} with good rank {g}", (b, g))], ref, candidates)
         if r is None:
             return
         ab, ag, bg = r["suspect"], r[f"rank {a} with good rank {g}"], r[f"rank {b} with good rank {g}"]
@@ -420,7 +454,8 @@ class Judge:
         sib = self.sibling(end, candidates)
         kind, where = "host", self.layout.host(end)
         if sib is not None:
-            r = self.run_retests(c, [(f"rank {sib} (same host as {end}) with good rank {good}", (sib, good))], ref)
+            r = self.run_retests(c, [(f"rank {sib} (same host as {end}) with good rank {good}", (sib, good))],
+                                 ref, candidates)
             if r is None:
                 return
             if list(r.values())[0] == "ok":
@@ -442,7 +477,7 @@ class Judge:
             tests.append(("its host's other rank with the good rank", (sib, good[0])))
         if len(good) > 1:
             tests.append(("two good ranks (reference)", (good[0], good[1])))
-        r = self.run_retests(c, tests, ref)
+        r = self.run_retests(c, tests, ref, candidates)
         if r is None:
             return
         if r.get("two good ranks (reference)", "ok") != "ok":
@@ -475,7 +510,7 @@ class Judge:
         tests = [("suspect", mine)]
         if others:
             tests.append(("good host's own pair (reference)", tuple(self.layout.ranks_of(others[0])[:2])))
-        r = self.run_retests(c, tests, ref)
+        r = self.run_retests(c, tests, ref, candidates)
         if r is None:
             return
         if r.get("good host's own pair (reference)", "ok") != "ok":
@@ -622,8 +657,8 @@ class Judge:
         for scope, e in entries.items():
             then = old.get((program, scope, size))
             if then and then.get("busbw_gbps"):
-                e["baseline"] = self.baseline_verdict(Metric("busbw", {}, "low", 0, 0, 0), e["iterations"],
-                                                      then["busbw_gbps"])
+                busbw = Metric("bandwidth", {}, "low", 0, 0, 0)   # held to the bandwidth tolerance
+                e["baseline"] = self.baseline_verdict(busbw, e["iterations"], then["busbw_gbps"])
                 if scope == "all":
                     e["verdict"] = e["baseline"]["verdict"]
         return list(entries.values())

@@ -130,7 +130,7 @@ class Runner:
     def bandwidth_matrix(self, pattern, repeat):
         s = self.settings
         args = ["--pairs", "all"] if pattern == "pairs" else ["--pattern", pattern]
-        return self.pingpong(f"{pattern}-r{repeat}", args + ["-n", str(s["iters"]), "-w", "1"],
+        return self.pingpong(f"{pattern}-r{repeat}", args + ["-n", str(s["iters"]), "-w", str(s["warmup"])],
                              s["bandwidth_bytes"])
 
     def collective(self, program, host=None):
@@ -139,7 +139,7 @@ class Runner:
         records = self.launch(name, program,
                               ["-b", size_arg(s["collective_min_bytes"]),
                                "-e", size_arg(s["collective_max_bytes"]), "-f", "4",
-                               "-n", str(s["collective_iters"]), "-w", "1",
+                               "-n", str(s["collective_iters"]), "-w", str(s["warmup"]),
                                "--timeout", str(s["timeout"])], host=host)
         for r in records:
             self.note_problems(name, r)
@@ -147,8 +147,8 @@ class Runner:
 
     def retest(self, a, b, size, iters):
         """The pair alone: its per-iteration half round trips (us)."""
-        r = self.pingpong(f"retest-{a}-{b}-{size}B", ["--pairs", f"{a},{b}", "-n", str(iters), "-w", "1"],
-                          size)
+        r = self.pingpong(f"retest-{a}-{b}-{size}B",
+                          ["--pairs", f"{a},{b}", "-n", str(iters), "-w", str(self.settings["warmup"])], size)
         return r["times_us"]
 
 

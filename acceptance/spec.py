@@ -10,7 +10,7 @@ JSON (acceptance/README.md, "The spec"):
         "intra-node": {"model": true}
       },
       "peers": {"bandwidth_tolerance": 0.4, "latency_tolerance": 2.0,
-                "compute_tolerance": 1.0, "z": 3.5},
+                "latency_floor_us": 2.0, "compute_tolerance": 1.0, "z": 3.5},
       "baseline": {"bandwidth_tolerance": 0.2, "latency_tolerance": 1.0},
       "measure": {"repeats": 3, "bandwidth_bytes": "4M", ...}
     }
@@ -32,7 +32,7 @@ MODEL_CLASS = {"intra-node": "intra_node", "inter-node": "inter_node"}
 TOP_KEYS = {"model", "classes", "peers", "baseline", "measure", "description"}
 CLASS_KEYS = {"bandwidth", "latency", "bandwidth_tolerance", "latency_tolerance", "model"}
 
-PEER_DEFAULTS = {"bandwidth_tolerance": 0.4, "latency_tolerance": 2.0,
+PEER_DEFAULTS = {"bandwidth_tolerance": 0.4, "latency_tolerance": 2.0, "latency_floor_us": 2.0,
                  "compute_tolerance": 1.0, "z": 3.5}
 BASELINE_DEFAULTS = {"bandwidth_tolerance": 0.2, "latency_tolerance": 1.0}
 CLASS_DEFAULTS = {"bandwidth_tolerance": 0.2, "latency_tolerance": 1.0}
@@ -42,6 +42,7 @@ MEASURE_DEFAULTS = {
     "bandwidth_bytes": 4 << 20,   # the size bandwidth is judged at
     "latency_bytes": 8,           # the size latency is judged at
     "iters": 5,                   # timed round trips per pair at the bandwidth size
+    "warmup": 1,                  # untimed ones before them (after the untimed probe)
     "latency_iters": 20,
     "collectives": "allreduce_ring,alltoall_pairwise",
     "collective_min_bytes": 1 << 20,
@@ -57,6 +58,7 @@ SIZE_KEYS = {"bandwidth_bytes", "latency_bytes", "collective_min_bytes", "collec
              "compute_bytes"}
 COUNT_KEYS = {"repeats", "iters", "latency_iters", "collective_iters", "retest_iters",
               "max_retests", "compute_iters"}
+ZERO_OK = {"warmup"}
 PATTERNS = ("pairs", "rounds", "ring")
 COLLECTIVES = ("allreduce_ring", "alltoall_pairwise", "allreduce_mpi", "alltoall_mpi",
                "allreduce_halving_doubling", "allreduce_dbt", "alltoall_bruck")
@@ -303,6 +305,8 @@ def setting(key, value, what):
         return parse_size(value, what)
     if key in COUNT_KEYS:
         return count(value, what)
+    if key in ZERO_OK:
+        return count(value, what, minimum=0)
     if key == "timeout":
         return number(value, what, above=True)
     if key == "patterns":

@@ -37,20 +37,23 @@ def robust_z(value, centre, spread):
 class Outlier:
     """One value against its peers: the peers' median, the ratio to it, the robust z, and
     whether it is an outlier on the bad side. `worse` is "low" (bandwidth: bad when
-    lower) or "high" (latency, compute time: bad when higher). An outlier must be both
-    far in relative terms (beyond `tolerance` of the median) and far in robust z (beyond
-    `z_limit`): the first keeps tiny differences between nearly identical links from
-    counting, the second keeps a noisy class's ordinary spread from counting."""
+    lower) or "high" (latency, compute time: bad when higher). An outlier must be far in
+    relative terms (beyond `tolerance` of the median), far in robust z (beyond `z_limit`)
+    and, where a `floor` is given, at least that far in absolute terms: the first keeps
+    tiny differences between nearly identical links from counting, the second a noisy
+    class's ordinary spread, the third differences below what the clock and the
+    scheduler can tell apart (a microsecond of latency on a shared machine)."""
 
-    def __init__(self, value, peers, worse, tolerance, z_limit):
+    def __init__(self, value, peers, worse, tolerance, z_limit, floor=0.0):
         self.value, self.median = value, median(peers)
         self.spread = mad(peers, self.median)
         self.ratio = value / self.median if self.median > 0 else 1.0
         self.z = robust_z(value, self.median, self.spread)
+        far = abs(value - self.median) >= floor   # an absolute floor (latency: timer noise)
         if worse == "low":
-            self.bad = self.ratio < 1 - tolerance and self.z < -z_limit
+            self.bad = self.ratio < 1 - tolerance and self.z < -z_limit and far
         else:
-            self.bad = self.ratio > 1 + tolerance and self.z > z_limit
+            self.bad = self.ratio > 1 + tolerance and self.z > z_limit and far
 
 
 PASS, FAIL, INCONCLUSIVE, NOT_JUDGED = "pass", "fail", "inconclusive", "not judged"

@@ -83,9 +83,12 @@ def describe_judged(unit):
 def retest_text(origin):
     if not origin.retests:
         return f"; not retested ({origin.note})" if origin.note else ""
-    parts = [f"{t['role']} {t['pair'][0]}-{t['pair'][1]}: {t['result']}" for t in origin.retests]
+    refs = [t for t in origin.retests if t["result"] == "reference"]
+    parts = [f"{t['role']} {t['pair'][0]}-{t['pair'][1]}: {t['result']}" for t in origin.retests
+             if t["result"] != "reference"]
+    against = f" (beside known-good pair {refs[0]['pair'][0]}-{refs[0]['pair'][1]})" if refs else ""
     note = f"; {origin.note}" if origin.note else ""
-    return "; retest alone: " + ", ".join(parts) + note
+    return f"; retest alone{against}: " + ", ".join(parts) + note
 
 
 def candidate_reason(unit, origin):
@@ -311,7 +314,7 @@ def rank_entry(judge, findings, blame, r):
     return entry
 
 
-def host_link_entries(judge, findings):
+def host_link_entries(judge, findings, links):
     out = []
     names = sorted({judge.layout.host_link(a, b) for a, b in judge.classes["inter-node"]},
                    key=lambda n: [judge.layout.hosts.index(h) for h in n.split("-")])
@@ -330,6 +333,12 @@ def host_link_entries(judge, findings):
             entry[metric.name] = peer
             verdicts.append(peer["verdict"])
         entry["verdict"] = worst(verdicts)
+        entry["explained_by"] = None
+        mine = [l for l in links if l["link"] == name]
+        if mine and all(l["verdict"] == FAIL for l in mine):
+            entry["verdict"] = FAIL
+            causes = {l["explained_by"] for l in mine}
+            entry["explained_by"] = causes.pop() if len(causes) == 1 else None
         out.append(entry)
     return out
 
@@ -378,7 +387,7 @@ def build(judge):
     overall = overall_verdict(blame, links, hosts, ranks, judge)
     return {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "verdict": overall,
             "exit_code": EXIT[overall], "blame": blame.list(), "links": links, "hosts": hosts,
-            "ranks": ranks, "host_links": host_link_entries(judge, findings),
+            "ranks": ranks, "host_links": host_link_entries(judge, findings, links),
             "collectives": judge.collective_results, "classes": class_summaries(judge, links),
             "retests": judge.retest_log, "problems": judge.problems}
 
