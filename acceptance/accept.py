@@ -125,8 +125,8 @@ class Retester:
     """What the judge may ask for after screening: a pair alone, more compute probes, a
     host's collective again."""
 
-    def __init__(self, runner, settings):
-        self.runner, self.settings, self.extra = runner, settings, 0
+    def __init__(self, runner):
+        self.runner, self.extra = runner, 0
 
     def __call__(self, a, b, size, iters):
         return self.runner.retest(a, b, size, iters)
@@ -157,14 +157,14 @@ def layout_checker(state):
 
 def measure_and_judge(args, spec, settings, baseline, placement, work, log):
     runner = Runner(placement, args.bin_dir, work, settings, log)
-    state = {"runner": runner}
+    state = {}   # the layout, once the first compute probe has found it
     try:
         patterns = settings["patterns"].split(",")
         check = layout_checker(state)
         screening = screen(runner, patterns, settings["repeats"], check)
         layout = state["layout"]
         colls = collectives(runner, [c for c in settings["collectives"].split(",") if c], layout)
-        judge = Judge(layout, screening, colls, spec, baseline, Retester(runner, settings), runner.problems)
+        judge = Judge(layout, screening, colls, spec, baseline, Retester(runner), runner.problems)
         verdict = judge.run()
     finally:
         runner.stop()

@@ -22,10 +22,6 @@ class RuntimeFailure(Exception):
     """A launch failed or ran out of time: exit code 3, one line."""
 
 
-def size_arg(n):
-    return str(n)
-
-
 class Runner:
     def __init__(self, placement, bin_dir, workdir, settings, log):
         self.placement, self.bin_dir, self.workdir = placement, bin_dir, workdir
@@ -103,7 +99,7 @@ class Runner:
     def compute_probe(self, repeat):
         s = self.settings
         records = self.launch(f"compute-r{repeat}", "compute_probe",
-                              ["-b", size_arg(s["compute_bytes"]), "-n", str(s["compute_iters"]), "-w", "2"],
+                              ["-b", str(s["compute_bytes"]), "-n", str(s["compute_iters"]), "-w", "2"],
                               results=False)
         if len(records) != 1 or records[0].get("probe") != "compute":
             raise RuntimeFailure(f"compute-r{repeat}: compute_probe printed no record")
@@ -114,7 +110,7 @@ class Runner:
 
     def pingpong(self, name, args, size):
         s = self.settings
-        records = self.launch(name, "pingpong", args + ["-b", size_arg(size), "-e", size_arg(size),
+        records = self.launch(name, "pingpong", args + ["-b", str(size), "-e", str(size),
                                                         "--timeout", str(s["timeout"])])
         if len(records) != 1:
             raise RuntimeFailure(f"{name}: pingpong printed {len(records)} records, expected 1")
@@ -123,9 +119,8 @@ class Runner:
 
     def latency_matrix(self, repeat):
         s = self.settings
-        r = self.pingpong(f"latency-r{repeat}", ["--pairs", "all", "-n", str(s["latency_iters"]), "-w", "2"],
-                          s["latency_bytes"])
-        return r
+        return self.pingpong(f"latency-r{repeat}", ["--pairs", "all", "-n", str(s["latency_iters"]), "-w", "2"],
+                             s["latency_bytes"])
 
     def bandwidth_matrix(self, pattern, repeat):
         s = self.settings
@@ -137,8 +132,8 @@ class Runner:
         s = self.settings
         name = f"{program}-{host or 'all'}"
         records = self.launch(name, program,
-                              ["-b", size_arg(s["collective_min_bytes"]),
-                               "-e", size_arg(s["collective_max_bytes"]), "-f", "4",
+                              ["-b", str(s["collective_min_bytes"]),
+                               "-e", str(s["collective_max_bytes"]), "-f", "4",
                                "-n", str(s["collective_iters"]), "-w", str(s["warmup"]),
                                "--timeout", str(s["timeout"])], host=host)
         for r in records:
@@ -158,7 +153,6 @@ class Screening:
 
     def __init__(self):
         self.probes, self.latency, self.bandwidth = [], [], {}
-        self.records = []   # the pingpong records, for the evidence
 
 
 def screen(runner, patterns, repeats, check_layout):
@@ -170,12 +164,10 @@ def screen(runner, patterns, repeats, check_layout):
         lat = runner.latency_matrix(i)
         check_layout(lat["node_of_rank"], f"latency-r{i}")
         out.latency.append(lat["latency_us_matrix"])
-        out.records.append(("latency", i, lat))
         for p in patterns:
             bw = runner.bandwidth_matrix(p, i)
             check_layout(bw["node_of_rank"], f"{p}-r{i}")
             out.bandwidth.setdefault(p, []).append(bw["bw_gbps_matrix"])
-            out.records.append((p, i, bw))
     return out
 
 

@@ -223,12 +223,18 @@ def limit_detail(items, metric, part):
 
 
 def problem_blames(judge, blame):
+    """A payload that arrived changed names its pair (pingpong) or its rank (a
+    collective's first wrong element); a volume that differs from theory without one is
+    a failure without a culprit (overall_verdict)."""
     for p in judge.problems:
-        pair = p.get("first_bad_pair")
+        pair, rank = p.get("first_bad_pair"), p.get("first_bad_rank")
         if pair:
             a, b = sorted(pair)
             blame.add("link", f"ranks {a}-{b} ({judge.layout.host_link(a, b)})",
                       f"{p['what']}: {p['wrong']} bytes arrived changed", "payload")
+        elif rank is not None and rank >= 0 and p.get("wrong"):
+            blame.add("rank", f"rank {rank}", f"{p['what']}: {p['wrong']} elements wrong, the first on "
+                      f"rank {rank}", "payload")
 
 
 def collective_blames(judge, blame):
@@ -238,9 +244,13 @@ def collective_blames(judge, blame):
         ranks = judge.layout.ranks_of(c["scope"])
         if blame.covers("host", c["scope"]) or any(blame.covers("rank", f"rank {r}") for r in ranks):
             continue
+        again = c.get("retest")
+        tail = (f"; run again between two runs of {again['reference_host']}'s "
+                f"({'/'.join(f'{x:.4g}' for x in again['reference_busbw_gbps'])} GB/s): {again['bad']} of "
+                f"{again['of']} iterations beyond tolerance" if again else "")
         blame.add("host", c["scope"], f"{c['collective']} within the host, {c['bytes']} B: busbw "
                   f"{c['ratio']:.2f} x the other hosts' median ({c['busbw_gbps']:.4g} against "
-                  f"{c['peer_median']:.4g} GB/s), also when run again", "collective", "intra-node")
+                  f"{c['peer_median']:.4g} GB/s){tail}", "collective", "intra-node")
 
 
 # ---- hosts, ranks, host links -----------------------------------------------------------------
@@ -271,20 +281,31 @@ def host_entry(judge, findings, blame, host, links):
             part["collectives"] = [c for c in judge.collective_results if c["scope"] == host]
             verdicts += [c["verdict"] for c in part["collectives"]]
         entry[cls] = part
-    entry["verdict"] = worst(verdicts)
-    entry["explained_by"] = host_explanation(blame, host, links)
-    if blame.covers("host", host):
-        entry["verdict"] = FAIL
+    entry["verdict"] = FAIL if blame.covers("host", host) else worst(verdicts)
+    entry["explained_by"] = host_explanation(blame, host) if entry["verdict"] == FAIL else None
     return entry
 
 
-def host_explanation(blame, host, links):
+def host_explanation(blame, host):
+    """What a failing host's failure is down to: itself, or a blamed link or rank of it."""
     if blame.covers("host", host):
         return "host " + host
     for e in blame.list():
-        if e["kind"] == "link" and host in e["where"].split(" (")[0].split("-"):
+        names = e["where"].split(" (")[-1].rstrip(")").split("-")
+        if e["kind"] == "link" and host in names:
             return "link " + e["where"]
     return None
+
+
+def explain_by_limits(links, blame):
+    """Pairs that fail through a threshold or the baseline, once those are blamed per host
+    link or host: that blame explains them."""
+    for l in links:
+        if l["verdict"] != FAIL or l["explained_by"]:
+            continue
+        kind = "link" if "-" in l["link"] else "host"
+        if blame.covers(kind, l["link"]):
+            l["explained_by"] = f"{kind} {l['link']}"
 
 
 def rank_entry(judge, findings, blame, r):
@@ -382,6 +403,7 @@ def build(judge):
     limit_blames(judge, blame, links, "threshold", "are beyond the class's threshold")
     limit_blames(judge, blame, links, "baseline", "regressed beyond tolerance since the baseline")
     collective_blames(judge, blame)
+    explain_by_limits(links, blame)
     hosts = [host_entry(judge, findings, blame, h, links) for h in layout.hosts]
     ranks = [rank_entry(judge, findings, blame, r) for r in range(layout.n)]
     overall = overall_verdict(blame, links, hosts, ranks, judge)
@@ -393,7 +415,7 @@ def build(judge):
 
 
 def overall_verdict(blame, links, hosts, ranks, judge):
-    if blame.entries:
+    if blame.entries or judge.problems:
         return FAIL
     everything = ([l["verdict"] for l in links] + [h["verdict"] for h in hosts] +
                   [r["verdict"] for r in ranks] + [c["verdict"] for c in judge.collective_results])

@@ -135,18 +135,67 @@ def test_blame():
         s.bandwidth["rounds"][i][0][4] *= 0.3
         s.bandwidth["rounds"][i][4][0] *= 0.3
     from judge import Judge
-    v = Judge(c.layout, s, {}, spec(), None, c.retest).run()
+    v = Judge(c.layout, s, {}, spec(), None, synthetic.Retests(c)).run()
     check(v["verdict"] == "pass" and not v["retests"], f"2 low observations of 9: pass without retest ({blame_of(v)})")
     s = c.screening()
     for p in ("rounds", "ring"):
         for i in range(2):
             s.bandwidth[p][i][0][4] *= 0.3
             s.bandwidth[p][i][4][0] *= 0.3
-    v = Judge(c.layout, s, {}, spec(), None, c.retest).run()
+    v = Judge(c.layout, s, {}, spec(), None, synthetic.Retests(c)).run()
     pair = [l for l in v["links"] if l["ranks"] == [0, 4]][0]
     check(v["verdict"] == "pass" and [t["pair"] for t in v["retests"]][1:] == [[0, 4]]
           and pair["bandwidth"]["peers"]["verdict"] == "pass",
           f"4 low observations of 9: inconclusive, retested alone, fine: pass ({v['retests']})")
+
+    c = Cluster(noise=0.03, seed=7)
+    s = c.screening()
+    for p in ("rounds", "ring"):
+        for i in range(2):
+            s.bandwidth[p][i][0][4] *= 0.3
+            s.bandwidth[p][i][4][0] *= 0.3
+    c.retest_script[(0, 4)] = [0.3, 1.0]   # slow in its first retest (a burst), fine in the second
+    v = Judge(c.layout, s, {}, spec(), None, synthetic.Retests(c)).run()
+    mine = [t["result"] for t in v["retests"] if t["pair"] == [0, 4]]
+    check(v["verdict"] == "inconclusive" and v["blame"] == [] and mine == ["slow", "ok"],
+          f"inconclusive screening, slow in one retest and fine in the next: inconclusive, not blamed ({mine})")
+    s = c.screening()
+    for p in ("rounds", "ring"):
+        for i in range(2):
+            s.bandwidth[p][i][0][4] *= 0.3
+            s.bandwidth[p][i][4][0] *= 0.3
+    c.retest_script[(0, 4)] = [0.3, 0.3]
+    v = Judge(c.layout, s, {}, spec(), None, synthetic.Retests(c)).run()
+    check(blame_of(v) == [("link", "ranks 0-4 (h0-h2)")],
+          f"inconclusive screening, slow in two retests: blamed ({blame_of(v)})")
+
+    c = Cluster()
+    c.collective_factor["h1"] = 0.4    # a burst of load during h1's launch only
+    c.collective_retest_factor = 0.5   # and another, slowing every host alike, during the retests
+    v = judge(c, collectives=c.collectives())
+    h1 = [x for x in v["collectives"] if x["scope"] == "h1"][0]
+    check(v["verdict"] == "pass" and h1["retested"] and h1["verdict"] == "pass"
+          and c.collective_launches[:3] == ["h0", "h1", "h0"],
+          f"a host's collective slow, then run between two runs of a reference host during a burst "
+          f"that slows all: cleared ({h1.get('retest')}, {c.collective_launches})")
+    c = Cluster()
+    c.collective_factor["h1"] = 0.4
+    v = judge(c, collectives=c.collectives())
+    check(blame_of(v) == [("host", "h1")] and "run again between two runs of h0's" in v["blame"][0]["reason"],
+          f"a host's collective slow, also beside a reference host: the host blamed ({v['blame']})")
+    c = Cluster()
+    c.compute_factor[3] = 4.0
+    c.collective_factor["h1"] = 0.4
+    v = judge(c, collectives=c.collectives())
+    check(blame_of(v) == [("rank", "rank 3")], f"a slow collective on the host of a rank slow to compute: "
+          f"the rank, not the host ({blame_of(v)})")
+    v = judge(Cluster(), problems=[{"what": "allreduce_ring-all", "bytes": 1024, "wrong": 12, "volume": "ok",
+                                    "first_bad_pair": None, "first_bad_rank": 6}])
+    check(blame_of(v) == [("rank", "rank 6")] and v["verdict"] == "fail",
+          f"a collective's wrong result: the rank of the first wrong element ({blame_of(v)})")
+    v = judge(Cluster(), problems=[{"what": "pairs-r0", "bytes": 1024, "wrong": 0, "volume": "MISMATCH",
+                                    "first_bad_pair": None, "first_bad_rank": None}])
+    check(v["verdict"] == "fail" and v["blame"] == [], "a volume mismatch without a culprit still fails")
 
     big = Cluster(hosts=8, ranks_per_host=4).slow_link("h3", "h6", 0.5)
     v = judge(big)
@@ -177,6 +226,7 @@ def test_limits():
           "... and the peer comparison finds no outlier")
     check(blame_of(v) == sorted(("link", f"h{a}-h{b}") for a in range(4) for b in range(a + 1, 4)),
           f"... every host link blamed, no host or rank ({blame_of(v)})")
+    check(all(l["explained_by"] == f"link {l['link']}" for l in inter), "... each pair explained by its host link")
     check("none is an outlier" in v["classes"]["inter-node"]["bandwidth"].get("note", ""),
           "... and the class summary says the class as a whole misses the spec")
     check(all(l["verdict"] == "pass" for l in v["links"] if l["class"] == "intra-node"),
@@ -233,6 +283,11 @@ def refused(path, pattern):
 
 
 def test_spec():
+    example = load_spec(os.path.join(ROOT, "acceptance", "example-spec.json"))
+    check(set(example.classes) == {"inter-node", "intra-node"} and example.measure["bandwidth_bytes"] == 256 << 10
+          and math.isclose(example.classes["inter-node"].min_bandwidth_gbps(256 << 10),
+                           0.8 * (256 << 10) / (2e-4 + (256 << 10) / 2.3e7) / 1e9),
+          "acceptance/example-spec.json loads: two classes, its measure settings, the limit it implies")
     v1 = load_model(os.path.join(ROOT, "collectives", "model", "example.json"))
     want = 2.8e-6 + 1e6 / (5e10 * 0.85)
     check(math.isclose(v1["inter-node"].half_round_trip(1e6), want),

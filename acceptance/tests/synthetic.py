@@ -31,7 +31,11 @@ class Cluster:
         self.latency_factor = {}   # (a, b) -> factor on the pair's latency
         self.compute_factor = {}   # rank -> factor on its compute time
         self.retest_rate_factor = None   # a different world for the retests (None: the same)
+        self.retest_script = {}          # (a, b) -> factors for its successive retests
         self.retests = []
+        self.collective_factor = {}      # host -> factor on its collectives' busbw
+        self.collective_retest_factor = None   # every host's during the retests (None: as above)
+        self.collective_launches = []
 
     # ---- faults --------------------------------------------------------------------------
 
@@ -96,7 +100,45 @@ class Cluster:
         if size == LAT_SIZE:
             return [self.latency(a, b) * self.jitter() for _ in range(iters)]
         rate = self.rate(a, b, self.retest_rate_factor)
+        script = self.retest_script.get((a, b))
+        if script:
+            rate *= script.pop(0)
         return [size / (rate * 1e3) * self.jitter() for _ in range(iters)]
+
+    # ---- collectives within each host and over all ---------------------------------------
+
+    def collective_record(self, program, scope, factors):
+        busbw = 4.0 * factors.get(scope, 1.0)
+        times = [SIZE / (busbw * 1e3) * self.jitter() for _ in range(5)]
+        return {"collective": program, "bytes": SIZE, "busbw_gbps": busbw, "time_us": SIZE / (busbw * 1e3),
+                "times_us": times, "volume": "ok", "wrong": 0}
+
+    def collectives(self, programs=("allreduce_ring",)):
+        out = {}
+        for p in programs:
+            for scope in ["all"] + self.layout.hosts:
+                out[(p, scope)] = [self.collective_record(p, scope, self.collective_factor)]
+        return out
+
+    def collective(self, program, host):
+        self.collective_launches.append(host)
+        factors = self.collective_factor
+        if self.collective_retest_factor is not None:   # the retests' world: every host alike
+            factors = {h: self.collective_retest_factor for h in self.layout.hosts}
+        return [self.collective_record(program, host, factors)]
+
+
+class Retests:
+    """What accept's Retester does, on the made-up cluster: pairs, collectives, probes."""
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+
+    def __call__(self, a, b, size, iters):
+        return self.cluster.retest(a, b, size, iters)
+
+    def collective(self, program, host):
+        return self.cluster.collective(program, host)
 
 
 def spec(classes=None, baseline=None, **measure):
@@ -104,9 +146,10 @@ def spec(classes=None, baseline=None, **measure):
     return Spec(classes=classes or {}, measure=settings)
 
 
-def judge(cluster, spec_=None, baseline=None, collectives=None, repeats=3):
+def judge(cluster, spec_=None, baseline=None, collectives=None, repeats=3, problems=()):
     s = cluster.screening(repeats)
-    return Judge(cluster.layout, s, collectives or {}, spec_ or spec(), baseline, cluster.retest).run()
+    return Judge(cluster.layout, s, collectives or {}, spec_ or spec(), baseline, Retests(cluster),
+                 problems).run()
 
 
 def blame_of(verdict):
