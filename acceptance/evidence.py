@@ -268,7 +268,8 @@ def write_report(path, verdict, layout, pictures, meta):
     lines += ["## Collectives", "", md_table(
         ["collective", "scope", "bytes", "busbw GB/s", "peers", "baseline", "verdict"],
         [[c["collective"], c["scope"], c["bytes"], fmt(c["busbw_gbps"]),
-          "-" if c["ratio"] is None else f"{fmt(c['ratio'], 3)} x ({c['bad']}/{c['of']})",
+          "-" if c["ratio"] is None else f"{fmt(c['ratio'], 3)} x" + (
+              f", again {fmt(c['retest']['ratio'], 3)} x {c['retest']['reference_host']}" if c.get("retest") else ""),
           limit_cell(c["baseline"]), c["verdict"]] for c in v["collectives"]]) if v["collectives"] else "None run.", ""]
     lines += ["## Retests", "", md_table(
         ["pair", "role", "metric", "result", "values", "limit"],

@@ -245,9 +245,9 @@ def collective_blames(judge, blame):
         if blame.covers("host", c["scope"]) or any(blame.covers("rank", f"rank {r}") for r in ranks):
             continue
         again = c.get("retest")
-        tail = (f"; run again between two runs of {again['reference_host']}'s "
-                f"({'/'.join(f'{x:.4g}' for x in again['reference_busbw_gbps'])} GB/s): {again['bad']} of "
-                f"{again['of']} iterations beyond tolerance" if again else "")
+        tail = (f"; run again between two runs of {again['reference_host']}'s: {again['busbw_gbps']:.4g} "
+                f"against {'/'.join(f'{x:.4g}' for x in again['reference_busbw_gbps'])} GB/s "
+                f"({again['ratio']:.2f} x the lower)" if again else "")
         blame.add("host", c["scope"], f"{c['collective']} within the host, {c['bytes']} B: busbw "
                   f"{c['ratio']:.2f} x the other hosts' median ({c['busbw_gbps']:.4g} against "
                   f"{c['peer_median']:.4g} GB/s){tail}", "collective", "intra-node")
