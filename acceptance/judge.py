@@ -369,13 +369,34 @@ class Judge:
         return others[0] if others else None
 
     def narrow(self, c, candidates):
-        """Retests one candidate against known-good peers (acceptance/README.md, "Blame")."""
+        """Retests one candidate against known-good peers (acceptance/README.md, "Blame").
+        A strong suspicion (the screening failed it) is settled by one retest; a weak one
+        (its repeats disagreed) must be confirmed by two retests in a row, and a retest
+        that does not confirm it clears it: load on a shared machine comes in bursts of
+        seconds, enough to spoil a repeat and a retest, rarely two retests apart."""
         ref = self.reference(c.metric, c.cls, candidates)
         if ref is None:
             c.outcome, c.note = "unconfirmed", "no known-good peer to compare with"
             return
+        if c.judged.verdict != INCONCLUSIVE:
+            return self.narrow_once(c, candidates, ref)
+        self.narrow_once(c, candidates, ref)
+        if c.outcome in ("cleared", "unclear"):
+            c.outcome, c.note = "cleared", "a retest did not confirm the screening's few bad repeats"
+        if c.outcome not in ("confirmed", "moved"):
+            return
+        first = (c.outcome, c.moved_to.kind if c.moved_to else None, c.moved_to.where if c.moved_to else None)
+        moved = c.moved_to
+        c.outcome, c.moved_to = None, None
+        self.narrow_once(c, candidates, ref)
+        second = (c.outcome, c.moved_to.kind if c.moved_to else None, c.moved_to.where if c.moved_to else None)
+        if second != first:
+            c.outcome, c.moved_to = ("unconfirmed" if c.outcome == "unconfirmed" else "unclear"), moved
+            c.note = "confirmed by one retest, not by the next"
+
+    def narrow_once(self, c, candidates, ref):
         if c.kind == "pair" and c.judged.verdict == INCONCLUSIVE:
-            return self.narrow_inconclusive_pair(c, ref, candidates)
+            return self.narrow_pair_alone(c, ref, candidates)
         if c.cls == "intra-node":
             return self.narrow_intra(c, candidates, ref)
         if c.kind in ("link", "pair"):
@@ -416,22 +437,11 @@ class Judge:
             c.retests.append({"role": role, "pair": list(pair), "result": r})
         return results
 
-    def narrow_inconclusive_pair(self, c, ref, candidates):
-        """A pair the screening left inconclusive is retested alone; found slow, it is
-        retested once more, later and beside a new reference: slow twice is confirmed,
-        slow then not is unclear. A burst of load on a shared machine lasts seconds and
-        can cover one retest; the screening alone was not enough to blame it."""
-        first = self.run_retests(c, [("the pair alone", c.where)], ref, candidates)
-        if first is None:
-            return
-        if first["the pair alone"] != "slow":
-            c.outcome = "cleared" if first["the pair alone"] == "ok" else "unclear"
-            return
-        second = self.run_retests(c, [("the pair alone, again", c.where)], ref, candidates)
-        if second is not None:
-            c.outcome = "confirmed" if second["the pair alone, again"] == "slow" else "unclear"
-        else:
-            c.outcome, c.note = "unclear", "slow once, no budget left to retest again"
+    def narrow_pair_alone(self, c, ref, candidates):
+        """A pair the screening left inconclusive: the pair alone, beside a reference."""
+        r = self.run_retests(c, [("the pair alone", c.where)], ref, candidates)
+        if r is not None:
+            c.outcome = {"slow": "confirmed", "ok": "cleared", "unclear": "unclear"}[r["the pair alone"]]
 
     def narrow_link(self, c, candidates, ref):
         if c.kind == "pair":
