@@ -96,14 +96,14 @@ def run_case(name, bin_dir, cluster, out_dir):
     """scripts/accept on an up cluster; returns (exit code, verdict or None, seconds, stderr)."""
     case = CASES[name]
     args = [ACCEPT, "--out", out_dir, "--bin-dir", bin_dir] + SETTINGS
-    if case["spec"]:
-        path = os.path.join(out_dir + ".spec.json")
-        with open(path, "w") as f:
-            json.dump(case["spec"], f)
-        args += ["--spec", path]
-    start = time.time()
-    result = cluster.run(args, timeout=600)
-    seconds = time.time() - start
+    with tempfile.NamedTemporaryFile("w", suffix=".spec.json") as spec:
+        if case["spec"]:
+            json.dump(case["spec"], spec)
+            spec.flush()
+            args += ["--spec", spec.name]
+        start = time.time()
+        result = cluster.run(args, timeout=600)
+        seconds = time.time() - start
     verdict_path = os.path.join(out_dir, "verdict.json")
     verdict = json.load(open(verdict_path)) if os.path.exists(verdict_path) else None
     return result.returncode, verdict, seconds, result.stderr
