@@ -16,16 +16,19 @@
 #include "collscope/algorithm.hpp"
 #include "collscope/bench/measurement.hpp"
 #include "collscope/bench/options.hpp"
-#include "collscope/bench/program.hpp"
 #include "collscope/bench/report.hpp"
-#include "collscope/bench/watchdog.hpp"
+#include "collscope/program/faults.hpp"
+#include "collscope/program/json_lines.hpp"
+#include "collscope/program/mpi_program.hpp"
+#include "collscope/program/node_map.hpp"
+#include "collscope/program/watchdog.hpp"
 #include "collscope/build_config.hpp"
 #include "collscope/collective.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/host_executor.hpp"
 #include "collscope/model.hpp"
 #include "collscope/schedule_trace.hpp"
-#include "collscope/seed_formulas.hpp"
+#include "collscope/textbook_formulas.hpp"
 #include "collscope/results/results_file.hpp"
 #include "collscope/transport_factory.hpp"
 #include "collscope/verify/collective_data.hpp"
@@ -43,23 +46,6 @@ std::string command_line(int argc, char** argv) {
     s += argv[i];
   }
   return s;
-}
-
-// Nodes as MPI_COMM_TYPE_SHARED sees them, numbered 0.. in order of their first rank.
-std::vector<int> node_map(MPI_Comm comm) {
-  MPI_Comm local;
-  int rank, n;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &n);
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
-  int leader = rank;
-  MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, local);
-  MPI_Comm_free(&local);
-  std::vector<int> leaders(static_cast<std::size_t>(n)), node(static_cast<std::size_t>(n));
-  MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm);
-  int next = 0;
-  for (int r = 0; r < n; ++r) node[r] = leaders[r] == r ? next++ : node[leaders[r]];
-  return node;
 }
 
 // ---- the run -------------------------------------------------------------------------
@@ -82,7 +68,7 @@ class Runner {
     MPI_Comm_dup(world, &ctrl_);
     MPI_Comm_rank(ctrl_, &rank_);
     MPI_Comm_size(ctrl_, &nranks_);
-    nodes_ = node_map(ctrl_);
+    nodes_ = program::node_of_rank(ctrl_);
   }
   ~Runner() {
     MPI_Comm c = comm_.mpi_comm();
@@ -117,7 +103,6 @@ class Runner {
   void collect_check(Measurement& m, const Case& c, const CollArgs& a);
   void collect_model(Measurement& m, const CollArgs& a);
   std::vector<Case> alltoallv_cases() const;
-  void maybe_stall() const;
 
   const Algorithm& algo_;
   const CollectiveInfo& coll_;
@@ -229,7 +214,7 @@ void Runner::check_constraints(const std::vector<Case>& cases) const {
 }
 
 void Runner::barrier() {
-  WatchedSection w("barrier");
+  program::WatchedSection w("barrier");
   MPI_Barrier(ctrl_);
 }
 
@@ -240,19 +225,9 @@ double Runner::timed_call(const CollArgs& a) {
   run_collective(comm_, algo_, a);
   const auto t1 = std::chrono::steady_clock::now();
   double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
-  WatchedSection w("time exchange");
+  program::WatchedSection w("time exchange");
   MPI_Allreduce(MPI_IN_PLACE, &us, 1, MPI_DOUBLE, MPI_MAX, ctrl_);
   return us;
-}
-
-// Fault injection for the watchdog test: COLLSCOPE_DEBUG_STALL=rank:seconds makes
-// that rank sleep just before its first call, so the others wait for it.
-void Runner::maybe_stall() const {
-  const char* env = std::getenv("COLLSCOPE_DEBUG_STALL");
-  int who = -1;
-  double seconds = 0;
-  if (env && std::sscanf(env, "%d:%lf", &who, &seconds) == 2 && who == rank_)
-    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
 }
 
 // The counted volume (what every rank's executor handed to the transport, per peer),
@@ -265,7 +240,7 @@ void Runner::collect_volume(Measurement& m, const CollArgs& a) {
   for (const RankVolume& v : executor_.traffic().per_peer())
     mine.insert(mine.end(), {v.sent_bytes, v.sent_msgs, v.recv_bytes, v.recv_msgs});
   {
-    WatchedSection w("volume gather");
+    program::WatchedSection w("volume gather");
     MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, all.data(),
                static_cast<int>(mine.size()), MPI_UINT64_T, 0, ctrl_);
   }
@@ -315,15 +290,16 @@ void Runner::check_volume(Measurement& m, std::size_t r, std::size_t p, const Ra
   }
 }
 
-// The seed's closed form for this algorithm, and with --model the time the cost model
+// The textbook closed form for this algorithm, and with --model the time the cost model
 // predicts for the algorithm's schedules on every rank (hand-written algorithms only).
 void Runner::collect_model(Measurement& m, const CollArgs& a) {
   if (rank_ != 0) return;
   if (model_ && !algo_.is_vendor())
     m.predicted_us = predict_us(traces_of(algo_, nranks_, a, opts_.in_place), nodes_, *model_);
   m.model = opts_.model_path;
-  if (auto bytes = seed_sent_bytes(algo_.collective_name(), algo_.name, nranks_, a)) m.seed_sent_bytes = *bytes;
-  if (auto text = seed_formula_text(algo_.collective_name(), algo_.name)) m.seed_formula = std::string(*text);
+  const std::string_view coll = algo_.collective_name();
+  if (auto bytes = textbook_sent_bytes(coll, algo_.name, nranks_, a)) m.textbook_sent_bytes = *bytes;
+  if (auto text = textbook_formula_text(coll, algo_.name)) m.textbook_formula = std::string(*text);
 }
 
 void Runner::collect_check(Measurement& m, const Case& c, const CollArgs& a) {
@@ -335,7 +311,7 @@ void Runner::collect_check(Measurement& m, const Case& c, const CollArgs& a) {
   const std::int64_t mine[2] = {static_cast<std::int64_t>(mm.wrong), mm.first_index};
   std::vector<std::int64_t> all(rank_ == 0 ? 2 * static_cast<std::size_t>(nranks_) : 0);
   {
-    WatchedSection w("check gather");
+    program::WatchedSection w("check gather");
     MPI_Gather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, 0, ctrl_);
   }
   m.checked = true;
@@ -367,6 +343,9 @@ Measurement Runner::measure(const Case& c, benchmark::State& state) {
   m.count = a.count;
   m.bytes = coll_.reported_bytes(a, nranks_);
   m.in_place = opts_.in_place;
+  m.segment_bytes = opts_.segment_bytes;
+  m.seed = opts_.seed;
+  m.max_scratch_bytes = opts_.scratch_limit;
   m.iters = opts_.iters;
   m.warmup = opts_.warmup;
   m.node_of_rank = nodes_;
@@ -378,7 +357,7 @@ Measurement Runner::measure(const Case& c, benchmark::State& state) {
   // The probe call: its traffic is the counted volume, its result is checked.
   executor_.traffic().reset();
   barrier();
-  maybe_stall();
+  program::stall_if_asked(rank_);
   run_collective(comm_, algo_, a);
   collect_volume(m, a);
   collect_model(m, a);
@@ -399,7 +378,7 @@ Measurement Runner::measure(const Case& c, benchmark::State& state) {
 // Rank 0 prints each row as Google Benchmark reports the run; other ranks stay silent.
 class RowReporter final : public benchmark::BenchmarkReporter {
  public:
-  RowReporter(const Runner& runner, const std::vector<Measurement>& rows, std::ostream* json,
+  RowReporter(const Runner& runner, const std::vector<Measurement>& rows, program::JsonLines* json,
               results::ResultsFile* h5)
       : runner_(runner), rows_(rows), json_(json), h5_(h5) {}
   bool ReportContext(const Context&) override {
@@ -415,12 +394,12 @@ class RowReporter final : public benchmark::BenchmarkReporter {
   void print(const Measurement& m) {
     if (runner_.options().format == "table") print_table_row(std::cout, m);
     else std::cout << to_json(m).dump() << std::endl;
-    if (json_) *json_ << to_json(m).dump() << std::endl;  // flushed: a crash keeps the rows
+    if (json_) json_->write(to_json(m).dump());  // flushed: a crash keeps the rows
     if (h5_) h5_->append_collective(to_json(m));          // on disk when it returns
   }
   const Runner& runner_;
   const std::vector<Measurement>& rows_;
-  std::ostream* json_;
+  program::JsonLines* json_;
   results::ResultsFile* h5_;
   std::size_t printed_ = 0;
 };
@@ -436,23 +415,9 @@ std::string case_name(const Case& c) {
          std::string(op_name(c.op));
 }
 
-// Opens the -J file on rank 0 (as FILE.tmp, renamed when the run ends) and tells every
-// rank whether that worked, so an unwritable path fails everywhere before any run.
-std::unique_ptr<std::ofstream> open_json(const Runner& runner, const std::string& path) {
-  std::unique_ptr<std::ofstream> out;
-  int ok = 1;
-  if (!path.empty() && runner.rank() == 0) {
-    out = std::make_unique<std::ofstream>(path + ".tmp", std::ios::trunc);
-    ok = out->good() ? 1 : 0;
-  }
-  MPI_Bcast(&ok, 1, MPI_INT, 0, runner.ctrl());
-  if (!ok) throw RuntimeErrorOnAllRanks("cannot write the JSON file '" + path + "'");
-  return out;
-}
-
 int run(Runner& runner, const std::vector<Case>& cases, results::ResultsFile* h5) {
   const Options& o = runner.options();
-  std::unique_ptr<std::ofstream> json = open_json(runner, o.json_path);
+  program::JsonLines json = program::JsonLines::open_on_root(o.json_path, runner.ctrl());
   std::vector<Measurement> rows;
   rows.reserve(cases.size());
   for (const Case& c : cases) {
@@ -466,7 +431,8 @@ int run(Runner& runner, const std::vector<Case>& cases, results::ResultsFile* h5
         ->Unit(benchmark::kMicrosecond);
   }
   std::unique_ptr<benchmark::BenchmarkReporter> reporter;
-  if (runner.rank() == 0) reporter = std::make_unique<RowReporter>(runner, rows, json.get(), h5);
+  if (runner.rank() == 0)
+    reporter = std::make_unique<RowReporter>(runner, rows, json.active() ? &json : nullptr, h5);
   else reporter = std::make_unique<SilentReporter>();
   benchmark::RunSpecifiedBenchmarks(reporter.get());
   benchmark::ClearRegisteredBenchmarks();
@@ -483,14 +449,7 @@ int run(Runner& runner, const std::vector<Case>& cases, results::ResultsFile* h5
   if (o.format == "table")
     print_table_footer(std::cout, static_cast<int>(rows.size()), wrong, mismatches,
                        rows.empty() ? 0 : busbw / static_cast<double>(rows.size()));
-  if (json) {
-    json->close();
-    if (std::rename((o.json_path + ".tmp").c_str(), o.json_path.c_str()) != 0) {
-      std::cerr << runner.info().program << ": error: cannot rename '" << o.json_path
-                << ".tmp' to '" << o.json_path << "'" << std::endl;
-      return kExitRuntime;
-    }
-  }
+  if (!json.finish(runner.info().program)) return kExitRuntime;
   return wrong > 0 || mismatches > 0 ? kExitVerifyFailed : kExitOk;
 }
 
@@ -537,19 +496,19 @@ void check_collective_options(const CollectiveInfo& c, const Algorithm& a, const
 
 int benchmark_main(std::string_view collective, std::string_view algorithm, int argc,
                    char** argv) {
-  const std::string program = std::string(collective) + "_" + std::string(algorithm);
-  return run_mpi_program(program, argc, argv, [&](int rank, int nranks) {
+  const std::string name = std::string(collective) + "_" + std::string(algorithm);
+  return program::run_mpi_program(name, argc, argv, [&](int rank, int nranks) {
     const Algorithm* algo = find_algorithm(collective, algorithm);
     const CollectiveInfo* coll = find_collective(collective);
-    if (!algo || !coll) throw UsageError("no algorithm " + program + " in this build");
-    Options opts = parse_options(argc, argv, program);
+    if (!algo || !coll) throw UsageError("no algorithm " + name + " in this build");
+    Options opts = parse_options(argc, argv, name);
     if (opts.show_help) {
       if (rank == 0) std::cout << opts.help_text;
       return static_cast<int>(kExitOk);
     }
     check_build_supports(opts);
     check_collective_options(*coll, *algo, opts);
-    RunInfo info{program, std::string(collective), std::string(algorithm), opts.transport,
+    RunInfo info{name, std::string(collective), std::string(algorithm), opts.transport,
                  command_line(argc, argv), transport_environment(opts.transport), nranks,
                  nullptr};
     Runner runner(*algo, *coll, opts, info, MPI_COMM_WORLD);
@@ -557,7 +516,7 @@ int benchmark_main(std::string_view collective, std::string_view algorithm, int 
     runner.load_model();
     const std::vector<Case> cases = runner.cases();
     runner.check_constraints(cases);
-    Watchdog watchdog(opts.timeout_s, rank, program);
+    program::Watchdog watchdog(opts.timeout_s, rank, name);
     char* fake_argv[] = {argv[0], nullptr};
     int fake_argc = 1;
     benchmark::Initialize(&fake_argc, fake_argv);  // its flags are not ours: parse none
@@ -567,7 +526,7 @@ int benchmark_main(std::string_view collective, std::string_view algorithm, int 
       h5 = results::open_results_on_root(
           opts.output_path, results::collect_run_attributes(argc, argv, MPI_COMM_WORLD),
           MPI_COMM_WORLD);
-    return run_or_abort(runner, cases, h5.get(), program, rank);
+    return run_or_abort(runner, cases, h5.get(), name, rank);
   });
 }
 

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 
-#include "collscope/bench/stats.hpp"
+#include "collscope/program/stats.hpp"
 
 namespace collscope::bench {
 
 void Measurement::summarise(double busbw_factor) {
   if (times_us.empty()) return;
-  const Stats t = stats_of(times_us);
+  const program::Stats t = program::stats_of(times_us);
   time_us = t.median;
   time_us_min = t.min;
   time_us_max = t.max;

@@ -1,5 +1,5 @@
 #include "collscope/bench/options.hpp"
-#include "collscope/bench/program.hpp"
+#include "collscope/program/mpi_program.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -139,7 +139,7 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   app.add_option("--split-file", o.split_file,
                  "all-to-all-v: N x N split matrix in elements (one row per sender)");
   app.set_help_flag("-h,--help", "print this help and exit");
-  if (!parse_command_line(app, argc, argv, o.help_text)) {
+  if (!program::parse_command_line(app, argc, argv, o.help_text)) {
     o.show_help = true;
     return o;
   }

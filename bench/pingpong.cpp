@@ -55,9 +55,9 @@
 #include <vector>
 
 #include "collscope/bench/options.hpp"
-#include "collscope/bench/program.hpp"
-#include "collscope/bench/stats.hpp"
-#include "collscope/bench/watchdog.hpp"
+#include "collscope/program/mpi_program.hpp"
+#include "collscope/program/stats.hpp"
+#include "collscope/program/watchdog.hpp"
 #include "collscope/comm.hpp"
 #include "collscope/host_executor.hpp"
 #include "collscope/errors.hpp"
@@ -69,6 +69,12 @@
 
 namespace collscope::bench {
 namespace {
+
+using program::parse_command_line;
+using program::Stats;
+using program::stats_of;
+using program::Watchdog;
+using program::WatchedSection;
 
 constexpr const char* kProgram = "pingpong";
 
@@ -1024,7 +1030,7 @@ int main_on_all_ranks(int argc, char** argv, int rank, int nranks) {
 }  // namespace collscope::bench
 
 int main(int argc, char** argv) {
-  return collscope::bench::run_mpi_program(collscope::bench::kProgram, argc, argv,
+  return collscope::program::run_mpi_program(collscope::bench::kProgram, argc, argv,
                                            [&](int rank, int nranks) {
     return collscope::bench::main_on_all_ranks(argc, argv, rank, nranks);
   });

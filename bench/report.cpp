@@ -7,14 +7,12 @@
 #include <utility>
 #include <vector>
 
+#include "collscope/program/text.hpp"
+
 namespace collscope::bench {
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
+using program::fmt;
 
 std::string volume_status(const Measurement& m) {
   if (!m.volume_checked) return "n/a";
@@ -112,6 +110,9 @@ nlohmann::json to_json(const Measurement& m) {
   j["count"] = m.count;
   j["bytes"] = m.bytes;
   j["in_place"] = m.in_place;
+  j["segment_bytes"] = m.segment_bytes;
+  j["seed"] = m.seed;
+  j["max_scratch_bytes"] = m.max_scratch_bytes;
   if (!m.split.empty()) {
     j["split"] = m.split;
     j["splits"] = m.splits;
@@ -134,6 +135,10 @@ nlohmann::json to_json(const Measurement& m) {
   j["traffic_bytes"] = m.traffic_bytes.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.traffic_bytes);
   j["node_of_rank"] = m.node_of_rank;
   std::tie(j["sent_intra_node_bytes"], j["sent_inter_node_bytes"]) = intra_inter(m, m.traffic_bytes);
+  j["theory_traffic_bytes"] =
+      m.theory_traffic_bytes.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.theory_traffic_bytes);
+  std::tie(j["theory_sent_intra_node_bytes"], j["theory_sent_inter_node_bytes"]) =
+      intra_inter(m, m.theory_traffic_bytes);
   j["volume"] = volume_status(m);
   j["wrong"] = m.checked ? nlohmann::json(m.wrong) : nlohmann::json(nullptr);
   j["first_bad_rank"] = m.first_bad_rank;
@@ -141,9 +146,9 @@ nlohmann::json to_json(const Measurement& m) {
   j["times_us"] = m.times_us;
   j["predicted_us"] = std::isnan(m.predicted_us) ? nlohmann::json(nullptr) : nlohmann::json(m.predicted_us);
   j["model"] = m.model;
-  j["seed_sent_bytes"] =
-      std::isnan(m.seed_sent_bytes) ? nlohmann::json(nullptr) : nlohmann::json(m.seed_sent_bytes);
-  j["seed_formula"] = m.seed_formula;
+  j["textbook_sent_bytes"] = std::isnan(m.textbook_sent_bytes) ? nlohmann::json(nullptr)
+                                                                 : nlohmann::json(m.textbook_sent_bytes);
+  j["textbook_formula"] = m.textbook_formula;
   return j;
 }
 

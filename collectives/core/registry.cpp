@@ -29,12 +29,6 @@ const std::vector<Algorithm>& table() {
   return all;
 }
 
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // The hand-written schedule, then (avg) the division of what this rank holds.
 Steps with_average(Steps inner, Plan& plan, std::size_t held_bytes) {
   int last = 0;

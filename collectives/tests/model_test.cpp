@@ -1,5 +1,5 @@
 // The time model without MPI: the model file, the trace byte form, the simulator on
-// hand-built traces worked out by hand, and the seeds' closed forms.
+// hand-built traces worked out by hand, and the textbook closed forms.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -10,7 +10,7 @@
 #include "collscope/algorithm.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/model.hpp"
-#include "collscope/seed_formulas.hpp"
+#include "collscope/textbook_formulas.hpp"
 
 namespace collscope {
 namespace {
@@ -292,7 +292,7 @@ TEST(Simulator, ImpossibleTracesAreRefused) {
   EXPECT_THROW(simulate(t, {0}, test_model()), std::invalid_argument);
 }
 
-// ---- the seeds' formulas -------------------------------------------------------------
+// ---- the textbook formulas -----------------------------------------------------------
 
 CollArgs floats(std::size_t count) {
   CollArgs a;
@@ -300,37 +300,37 @@ CollArgs floats(std::size_t count) {
   return a;
 }
 
-TEST(SeedFormulas, Values) {
+TEST(TextbookFormulas, Values) {
   const CollArgs mib = floats(1 << 18);  // D = 1 MiB
   const double d = 1 << 20;
-  EXPECT_EQ(*seed_sent_bytes("allreduce", "ring", 8, mib), 1.75 * d);
-  EXPECT_EQ(*seed_sent_bytes("allreduce", "tree", 8, mib), 2 * d);
-  EXPECT_EQ(*seed_sent_bytes("allreduce", "dbt", 8, mib), d);
-  EXPECT_EQ(*seed_sent_bytes("allreduce", "direct", 8, mib), 14 * d);
-  EXPECT_EQ(*seed_sent_bytes("allreduce", "halving_doubling", 4, mib), 1.5 * d);
-  EXPECT_EQ(*seed_sent_bytes("reduce_scatter", "ring", 4, mib), 0.75 * d);
-  EXPECT_EQ(*seed_sent_bytes("allgather", "bruck", 8, mib), 0.875 * d);
-  EXPECT_EQ(*seed_sent_bytes("scatter", "linear", 4, mib), 0.75 * d);
+  EXPECT_EQ(*textbook_sent_bytes("allreduce", "ring", 8, mib), 1.75 * d);
+  EXPECT_EQ(*textbook_sent_bytes("allreduce", "tree", 8, mib), 2 * d);
+  EXPECT_EQ(*textbook_sent_bytes("allreduce", "dbt", 8, mib), d);
+  EXPECT_EQ(*textbook_sent_bytes("allreduce", "direct", 8, mib), 14 * d);
+  EXPECT_EQ(*textbook_sent_bytes("allreduce", "halving_doubling", 4, mib), 1.5 * d);
+  EXPECT_EQ(*textbook_sent_bytes("reduce_scatter", "ring", 4, mib), 0.75 * d);
+  EXPECT_EQ(*textbook_sent_bytes("allgather", "bruck", 8, mib), 0.875 * d);
+  EXPECT_EQ(*textbook_sent_bytes("scatter", "linear", 4, mib), 0.75 * d);
   // all-to-all: count is per peer, D = N x count x 4 B = 4 x 1000 x 4 = 16000 B.
-  EXPECT_EQ(*seed_sent_bytes("alltoall", "pairwise", 4, floats(1000)), 12000.0);
-  EXPECT_EQ(*seed_sent_bytes("alltoall", "ring", 4, floats(1000)), 12000.0);
+  EXPECT_EQ(*textbook_sent_bytes("alltoall", "pairwise", 4, floats(1000)), 12000.0);
+  EXPECT_EQ(*textbook_sent_bytes("alltoall", "ring", 4, floats(1000)), 12000.0);
   // Bruck: D/2 per round, ceil(log2 6) = 3 rounds at N = 6: D = 24000, 3 x 12000.
-  EXPECT_EQ(*seed_sent_bytes("alltoall", "bruck", 6, floats(1000)), 36000.0);
-  EXPECT_EQ(*seed_formula_text("allreduce", "ring"), "2(N-1)/N x D");
-  EXPECT_EQ(*seed_formula_text("alltoall", "bruck"), "ceil(log2 N) x D/2");
+  EXPECT_EQ(*textbook_sent_bytes("alltoall", "bruck", 6, floats(1000)), 36000.0);
+  EXPECT_EQ(*textbook_formula_text("allreduce", "ring"), "2(N-1)/N x D");
+  EXPECT_EQ(*textbook_formula_text("alltoall", "bruck"), "ceil(log2 N) x D/2");
 }
 
-TEST(SeedFormulas, NoneWhereTheSeedHasNone) {
+TEST(TextbookFormulas, NoneWhereTheTextbookHasNone) {
   for (auto [c, a] : {std::pair{"broadcast", "binomial"}, {"reduce", "binomial"},
                       {"gather", "linear"}, {"barrier", "dissemination"},
                       {"alltoallv", "pairwise"}, {"allreduce", "mpi"}, {"nope", "ring"}}) {
-    EXPECT_FALSE(seed_sent_bytes(c, a, 4, floats(100))) << c << "/" << a;
-    EXPECT_FALSE(seed_formula_text(c, a)) << c << "/" << a;
+    EXPECT_FALSE(textbook_sent_bytes(c, a, 4, floats(100))) << c << "/" << a;
+    EXPECT_FALSE(textbook_formula_text(c, a)) << c << "/" << a;
   }
 }
 
-TEST(SeedFormulas, EveryEntryNamesAHandWrittenAlgorithm) {
-  for (const SeedFormula& f : all_seed_formulas()) {
+TEST(TextbookFormulas, EveryEntryNamesAHandWrittenAlgorithm) {
+  for (const TextbookFormula& f : all_textbook_formulas()) {
     const Algorithm* algo = find_algorithm(f.collective, f.algorithm);
     ASSERT_NE(algo, nullptr) << f.collective << "/" << f.algorithm;
     EXPECT_FALSE(algo->is_vendor());

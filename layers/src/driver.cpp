@@ -8,20 +8,21 @@
 #include <fstream>
 #include <iostream>
 
-#include "collscope/bench/program.hpp"
-#include "collscope/bench/watchdog.hpp"
+#include "collscope/program/json_lines.hpp"
+#include "collscope/program/mpi_program.hpp"
+#include "collscope/program/watchdog.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/layers/math.hpp"
 #include "collscope/layers/options.hpp"
 #include "collscope/layers/record.hpp"
 #include "collscope/results/results_file.hpp"
-#include "collscope/seed_formulas.hpp"
+#include "collscope/textbook_formulas.hpp"
 #include "collscope/transport_factory.hpp"
 
 namespace collscope::layers {
 namespace {
 
-using bench::WatchedSection;
+using program::WatchedSection;
 using Algorithms = std::map<std::string, const Algorithm*, std::less<>>;
 
 // ---- step 1: everything that needs only the command line and the world size ------------
@@ -92,8 +93,8 @@ SiteVolume planned_site(const PlannedCall& c, const Prepared& p, const SplitsByR
           theory_total(algo.theory, group_of(p.config, c.group, r).position, s.group_size, args));
     }
   if (!splits.empty()) args.splits = splits.front();
-  s.closed_form_bytes = seed_sent_bytes(c.collective, algo.name, s.group_size, args);
-  s.closed_form = std::string(seed_formula_text(c.collective, algo.name).value_or(""));
+  s.closed_form_bytes = textbook_sent_bytes(c.collective, algo.name, s.group_size, args);
+  s.closed_form = std::string(textbook_formula_text(c.collective, algo.name).value_or(""));
   return s;
 }
 
@@ -354,20 +355,6 @@ LayerRecord LayerRun::run() {
 
 // ---- step 5 and the exit paths -----------------------------------------------------------
 
-// Opens -J on rank 0 (as FILE.tmp, renamed at the end); every rank learns whether that
-// worked, so an unwritable path fails everywhere before any run.
-std::unique_ptr<std::ofstream> open_json(const std::string& path, int rank, MPI_Comm comm) {
-  std::unique_ptr<std::ofstream> out;
-  int ok = 1;
-  if (!path.empty() && rank == 0) {
-    out = std::make_unique<std::ofstream>(path + ".tmp", std::ios::trunc);
-    ok = out->good() ? 1 : 0;
-  }
-  MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
-  if (!ok) throw RuntimeErrorOnAllRanks("cannot write the JSON file '" + path + "'");
-  return out;
-}
-
 // Appends the record to the -O file (rank 0); false, with one line, when it cannot.
 bool append_to_results(const LayerRecord& r, const nlohmann::json& record,
                        results::ResultsFile& h5) {
@@ -381,39 +368,32 @@ bool append_to_results(const LayerRecord& r, const nlohmann::json& record,
   }
 }
 
-int report(const LayerRecord& r, const LayerOptions& o, std::ofstream* json,
+int report(const LayerRecord& r, const LayerOptions& o, program::JsonLines& json,
            results::ResultsFile* h5) {
   const auto record = to_json(r);
   const std::string line = record.dump();
   if (o.format == "table") print_table(std::cout, r);
   else std::cout << line << std::endl;
   if (h5 && !append_to_results(r, nlohmann::json(record), *h5)) return kExitRuntime;
-  if (json) {
-    *json << line << std::endl;
-    json->close();
-    if (std::rename((o.json_path + ".tmp").c_str(), o.json_path.c_str()) != 0) {
-      std::cerr << r.program << ": error: cannot rename '" << o.json_path << ".tmp' to '"
-                << o.json_path << "'" << std::endl;
-      return kExitRuntime;
-    }
-  }
+  json.write(line);
+  if (!json.finish(r.program)) return kExitRuntime;
   return r.passed() ? kExitOk : kExitVerifyFailed;
 }
 
 int run_layer(Layer& layer, const Prepared& p, int argc, char** argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  std::unique_ptr<std::ofstream> json = open_json(p.options.json_path, rank, MPI_COMM_WORLD);
+  program::JsonLines json = program::JsonLines::open_on_root(p.options.json_path, MPI_COMM_WORLD);
   // -O: opened on rank 0 once every input is known good; a bad file fails on all ranks.
   std::unique_ptr<results::ResultsFile> h5;
   if (!p.options.output_path.empty())
     h5 = results::open_results_on_root(p.options.output_path,
                                        results::collect_run_attributes(argc, argv, MPI_COMM_WORLD),
                                        MPI_COMM_WORLD);
-  bench::Watchdog watchdog(p.options.timeout_s, rank, std::string(layer.program()));
+  program::Watchdog watchdog(p.options.timeout_s, rank, std::string(layer.program()));
   LayerRun run(layer, p, MPI_COMM_WORLD);
   const LayerRecord r = run.run();
-  int code = rank == 0 ? report(r, p.options, json.get(), h5.get()) : kExitOk;
+  int code = rank == 0 ? report(r, p.options, json, h5.get()) : kExitOk;
   MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);  // every rank exits alike
   return code;
 }
@@ -421,7 +401,7 @@ int run_layer(Layer& layer, const Prepared& p, int argc, char** argv) {
 }  // namespace
 
 int layer_main(std::unique_ptr<Layer> layer, int argc, char** argv) {
-  return bench::run_mpi_program(layer->program(), argc, argv, [&](int rank, int nranks) {
+  return program::run_mpi_program(layer->program(), argc, argv, [&](int rank, int nranks) {
     use_one_blas_thread();
     LayerOptions options = parse_layer_options(*layer, argc, argv);
     if (options.show_help) {

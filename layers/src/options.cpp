@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "collscope/bench/program.hpp"
+#include "collscope/program/mpi_program.hpp"
 #include "collscope/errors.hpp"
 
 namespace collscope::layers {
@@ -97,7 +97,7 @@ LayerOptions parse_layer_options(Layer& layer, int argc, const char* const* argv
   }
   layer.add_options(app);
   app.set_help_flag("-h,--help", "print this help and exit");
-  if (!bench::parse_command_line(app, argc, argv, o.help_text)) {
+  if (!program::parse_command_line(app, argc, argv, o.help_text)) {
     o.show_help = true;
     return o;
   }

@@ -4,20 +4,16 @@
 #include <cmath>
 #include <cstdio>
 
-#include "collscope/bench/stats.hpp"
+#include "collscope/program/stats.hpp"
+#include "collscope/program/text.hpp"
 
 namespace collscope::layers {
 namespace {
 
 using Json = nlohmann::ordered_json;
-using bench::Stats;
-using bench::stats_of;
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
+using program::fmt;
+using program::Stats;
+using program::stats_of;
 
 // How close a check came to failing: its error over its tolerance (NaN: infinitely).
 double closeness(const TensorCheck& c) {
@@ -113,7 +109,7 @@ Json seed_json(const LayerRecord& r) {
                       {"elements", s.elements}, {"bytes", s.bytes},
                       {"explanation", s.explanation}};
   j["exact_sent_bytes"] = exact ? Json(*exact) : nullptr;
-  j["exact_over_seed"] = exact && s.bytes > 0 ? Json(static_cast<double>(*exact) / s.bytes)
+  j["exact_over_formula"] = exact && s.bytes > 0 ? Json(static_cast<double>(*exact) / s.bytes)
                                               : nullptr;
   return j;
 }
@@ -171,7 +167,7 @@ void add_volume(Json& j, const LayerRecord& r) {
   j["volume_error"] = r.volume_error;
   j["collectives"] = Json::array();
   for (const SiteVolume& s : r.sites) j["collectives"].push_back(site_json(s));
-  j["seed_figure"] = seed_json(r);
+  j["textbook_figure"] = seed_json(r);
 }
 
 // ---- table ------------------------------------------------------------------------------

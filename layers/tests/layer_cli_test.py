@@ -226,7 +226,7 @@ def test_algorithms():
 
 FIELDS = ["layer", "scheme", "nranks", "tp", "sp", "ep", "etp", "dtype", "pass", "rel_l2_error",
           "max_abs_error", "tolerance", "sent_bytes", "theory_sent_bytes", "collectives",
-          "checks", "time_us", "compute_us", "comm_us", "seed_figure", "volume"]
+          "checks", "time_us", "compute_us", "comm_us", "textbook_figure", "volume"]
 
 
 def test_record():
@@ -245,8 +245,8 @@ def test_record():
         T, H = rec["shape"]["T"], rec["shape"]["H"]
         check(site["bytes"] == T * H * 2 and site["closed_form_sent_bytes"] == 2 * 1 / 2 * T * H * 2,
               f"closed form 2(N-1)/N x D at N 2 ({site['closed_form_sent_bytes']})")
-        seed = rec["seed_figure"]
-        check(seed["elements"] == 4 * T * H and seed["exact_over_seed"] == 0.5,
+        seed = rec["textbook_figure"]
+        check(seed["elements"] == 4 * T * H and seed["exact_over_formula"] == 0.5,
               f"seed 002's 4 Phi beside the exact figure: ratio (TP-1)/TP ({seed})")
         check(rec["time_us"] > 0 and rec["comm_us"] > 0 and rec["compute_us"] > 0
               and len(rec["times_us"]) == 2, "times: total, communication, compute")

@@ -86,7 +86,7 @@ def expect_sp_volume(what, rec, T, H, sites):
 
 def expect_seed_figure(what, rec, T, H, passes, busiest):
     tp, elem = rec["tp"], ELEM[rec["dtype"]]
-    seed = rec["seed_figure"]
+    seed = rec["textbook_figure"]
     want = 2 * (tp - 1) / tp * T * H * passes
     check(abs(seed["elements"] - want) < 1e-9 and abs(seed["bytes"] - want * elem) < 1e-9
           and seed["exact_sent_bytes"] == busiest and "004" in seed["source"],
@@ -127,7 +127,7 @@ def test_tp_sp():
               f"{what}: layout, SP and shape recorded")
         if fwd and not bwd and tp > 1:  # forward: 4 (N-1)/N T H elem = twice the seed's pair
             check(sent[0] == 4 * (tp - 1) * T * H // tp * ELEM[d]
-                  and abs(rec["seed_figure"]["exact_over_seed"] - 2.0) < 1e-12,
+                  and abs(rec["textbook_figure"]["exact_over_formula"] - 2.0) < 1e-12,
                   f"{what}: forward sends 4 (N-1)/N T H elem = 2 x the seed figure")
     test_same_bytes_as_plain_tp(S, B)
 

@@ -146,11 +146,11 @@ def expect_seed_figure(recs, n, T, H, elem):
     v1, v2 = 2 * (n - 1) / n * T * H * elem, 2 * (n - 1) / n ** 2 * T * H * elem
     for scheme, seed, ratio in (("allreduce", v1, 1.0), ("reduce_scatter", v1, 0.5),
                                 ("alltoall", v2, 0.5)):
-        sf = recs[scheme]["seed_figure"]
-        check(abs(sf["bytes"] - seed) < 1e-6 * seed and abs(sf["exact_over_seed"] - ratio) < 1e-12
+        sf = recs[scheme]["textbook_figure"]
+        check(abs(sf["bytes"] - seed) < 1e-6 * seed and abs(sf["exact_over_formula"] - ratio) < 1e-12
               and "section 9" in sf["explanation"],
               f"np {n} {scheme}: seed figure {sf['bytes']} B (want {seed}), exact / seed "
-              f"{sf['exact_over_seed']} (want {ratio}), explanation cites DESIGN.md section 9")
+              f"{sf['exact_over_formula']} (want {ratio}), explanation cites DESIGN.md section 9")
 
 
 def failed(rec):

@@ -200,11 +200,11 @@ bool dataset_matches(hid_t file, const std::string& path, hid_t type) {
   return stored.valid() && H5Tequal(stored.get(), type) > 0;
 }
 
-// The first table that does not follow this schema, "" when all do.
-std::string first_mismatch(hid_t file) {
+// The first table that does not follow schema `version`, "" when all do.
+std::string first_mismatch(hid_t file, int version) {
   if (!dataset_matches(file, "/runs", runs_layout().type())) return "/runs";
-  std::vector<const TableSpec*> tables = row_tables();
-  if (has_layer_group(file)) tables.push_back(&layer_table());  // optional, but whole when there
+  std::vector<const TableSpec*> tables = row_tables(version);
+  if (has_layer_group(file)) tables.push_back(&layer_table(version));  // optional, but whole when there
   for (const TableSpec* t : tables) {
     if (!dataset_matches(file, dataset_path(*t, "rows"), t->rows.type())) return dataset_path(*t, "rows");
     if (!dataset_matches(file, dataset_path(*t, "ranks"), t->ranks.type())) return dataset_path(*t, "ranks");
@@ -221,18 +221,24 @@ std::string first_mismatch(hid_t file) {
   return {};
 }
 
-void check_schema(hid_t file, const std::string& path) {
+// Reading takes every version from kOldestReadableVersion on; appending, only the one
+// this build writes (a file is never a mix of versions).
+void check_schema(hid_t file, const std::string& path, bool for_append) {
   if (read_text_attribute(file, "collscope_format") != kFormatName)
     throw UsageError("'" + path + "' is an HDF5 file but not a collscope results file: "
                      "refusing to use it");
   const int version = read_int_attribute(file, "collscope_schema_version");
-  if (version != kSchemaVersion)
+  if (version < kOldestReadableVersion || version > kSchemaVersion)
     throw UsageError("'" + path + "' is a results file of schema version " + std::to_string(version) +
-                     "; this build reads and writes version " + std::to_string(kSchemaVersion) +
-                     ": use another file");
-  const std::string bad = first_mismatch(file);
+                     "; this build reads versions " + std::to_string(kOldestReadableVersion) +
+                     " to " + std::to_string(kSchemaVersion) + ": use another file");
+  if (for_append && version != kSchemaVersion)
+    throw UsageError("'" + path + "' is a results file of schema version " + std::to_string(version) +
+                     "; this build appends to version " + std::to_string(kSchemaVersion) +
+                     " files only: write to a new file");
+  const std::string bad = first_mismatch(file, version);
   if (!bad.empty())
-    throw UsageError("'" + path + "' claims schema version " + std::to_string(kSchemaVersion) +
+    throw UsageError("'" + path + "' claims schema version " + std::to_string(version) +
                      " but " + bad + " is missing or differs: refusing to use it");
 }
 
@@ -264,7 +270,7 @@ h5::Id open_results_file(const std::string& path, bool writable) {
   check_is_hdf5(path);
   {
     h5::Id file = open_file(path, H5F_ACC_RDONLY);  // checked before anything may write
-    check_schema(file.get(), path);
+    check_schema(file.get(), path, writable);
     if (!writable) return file;
   }
   if (access(path.c_str(), W_OK) != 0) errno_error("cannot write the results file '" + path + "'");

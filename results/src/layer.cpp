@@ -11,12 +11,22 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kSeedFigure = "seed_figure";
-constexpr const char* kSeedPrefix = "seed_";
+// The record's closed-form figure (docs/textbook-formulas.md), stored as one column per
+// key with the prefix; version 1 called it seed_figure, its columns seed_*, and its last
+// key exact_over_seed.
+constexpr const char* kFigure = "textbook_figure";
+constexpr const char* kFigurePrefix = "textbook_";
+constexpr const char* kFigurePrefixV1 = "seed_";
+const std::vector<std::string> kFigureKeys{"source",      "formula",          "elements", "bytes",
+                                           "explanation", "exact_sent_bytes", "exact_over_formula"};
 // The record's keys that are not columns of the rows table.
-const std::set<std::string> kNested{"shape", "algorithms", kSeedFigure, "collectives", "checks"};
-const std::set<std::string> kSeedKeys{"source",      "formula",          "elements",       "bytes",
-                                      "explanation", "exact_sent_bytes", "exact_over_seed"};
+const std::set<std::string> kNested{"shape", "algorithms", kFigure, "collectives", "checks"};
+
+// Column of figure key `key` in a file of `version`.
+std::string figure_column(const std::string& key, int version) {
+  if (version != 1) return kFigurePrefix + key;
+  return kFigurePrefixV1 + (key == "exact_over_formula" ? std::string("exact_over_seed") : key);
+}
 
 [[noreturn]] void fail(const std::string& key, const std::string& why) {
   throw RuntimeError("results: layer field '" + key + "': " + why);
@@ -95,15 +105,16 @@ EncodedLayer encode_layer(const json& record) {
   json flat = json::object();
   for (const auto& item : record.items()) {
     if (kNested.count(item.key())) continue;
-    if (item.key().rfind(kSeedPrefix, 0) == 0 && item.key() != "seed")  // a column of seed_figure's
+    if (item.key().rfind(kFigurePrefix, 0) == 0)  // a column of textbook_figure's
       fail(item.key(), "has no column in the layer table (update results/ and SCHEMA.md)");
     flat[item.key()] = item.value();
   }
   flat["shape"] = object_text(record, "shape");
   flat["algorithms"] = object_text(record, "algorithms");
-  const json& seed = member(record, kSeedFigure);
-  reject_unknown_keys(kSeedKeys, seed, "layer seed_figure");
-  for (const auto& item : seed.items()) flat[kSeedPrefix + item.key()] = item.value();
+  const json& figure = member(record, kFigure);
+  static const std::set<std::string> figure_keys(kFigureKeys.begin(), kFigureKeys.end());
+  reject_unknown_keys(figure_keys, figure, "layer textbook_figure");
+  for (const auto& item : figure.items()) flat[kFigurePrefix + item.key()] = item.value();
   EncodedLayer e{encode_row(layer_table(), flat), {}, {}, {}};
   encode_sites(e, record, e.row.ranks.size());
   encode_checks(e, record);
@@ -132,17 +143,17 @@ std::pair<std::size_t, std::size_t> slice(const Record& row, const std::string& 
 
 }  // namespace
 
-json decode_layer(const LayerData& d, std::size_t i) {
-  json out = decode_row(layer_table(), d.table, i);
+json decode_layer(const LayerData& d, std::size_t i, int version) {
+  json out = decode_row(layer_table(version), d.table, i);
   const Record& row = d.table.rows.at(i);
   out["shape"] = parse_text("shape", out["shape"]);
   out["algorithms"] = parse_text("algorithms", out["algorithms"]);
-  json seed = json::object();
-  for (const std::string& key : kSeedKeys) {
-    seed[key] = out[kSeedPrefix + key];
-    out.erase(kSeedPrefix + key);
+  json figure = json::object();
+  for (const std::string& key : kFigureKeys) {
+    figure[key] = out[figure_column(key, version)];
+    out.erase(figure_column(key, version));
   }
-  out[kSeedFigure] = seed;
+  out[kFigure] = figure;
   json sites = json::array();
   const auto [sites_begin, sites_end] = slice(row, "sites", d.sites.size());
   for (std::size_t s = sites_begin; s < sites_end; ++s) {

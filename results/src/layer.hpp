@@ -30,6 +30,6 @@ struct LayerData {
 };
 
 // The record of table.rows[i], as the writer was given it.
-nlohmann::json decode_layer(const LayerData& data, std::size_t i);
+nlohmann::json decode_layer(const LayerData& data, std::size_t i, int version = kSchemaVersion);
 
 }  // namespace collscope::results

@@ -33,27 +33,30 @@ TableData read_table(hid_t file, const TableSpec& t) {
   return d;
 }
 
-std::vector<StoredRow> stored_rows(hid_t file, const TableSpec& t) {
+// The rows of a table, with version 1's names renamed to this version's.
+std::vector<StoredRow> stored_rows(hid_t file, const TableSpec& t, int version) {
   const TableData d = read_table(file, t);
   std::vector<StoredRow> out;
   for (std::size_t i = 0; i < d.rows.size(); ++i) {
     const std::int64_t run_id = d.rows[i].get_int("run_id");
-    if (run_id >= 0) out.push_back({run_id, decode_row(t, d, i)});
+    if (run_id < 0) continue;
+    nlohmann::json row = decode_row(t, d, i);
+    out.push_back({run_id, version == 1 ? rename_version1_fields(std::move(row)) : std::move(row)});
   }
   return out;
 }
 
-std::vector<StoredRow> stored_layer_rows(hid_t file) {
+std::vector<StoredRow> stored_layer_rows(hid_t file, int version) {
   if (!has_layer_group(file)) return {};
   LayerData d;
-  d.table = read_table(file, layer_table());
+  d.table = read_table(file, layer_table(version));
   d.sites = read_all(file, layer_path("sites"), layer_sites_layout());
   d.site_ranks = read_all(file, layer_path("site_ranks"), layer_site_ranks_layout());
   d.checks = read_all(file, layer_path("checks"), layer_checks_layout());
   std::vector<StoredRow> out;
   for (std::size_t i = 0; i < d.table.rows.size(); ++i) {
     const std::int64_t run_id = d.table.rows[i].get_int("run_id");
-    if (run_id >= 0) out.push_back({run_id, decode_layer(d, i)});
+    if (run_id >= 0) out.push_back({run_id, decode_layer(d, i, version)});
   }
   return out;
 }
@@ -70,9 +73,10 @@ ResultsContents read_results(const std::string& path) {
   c.created_utc = attrs.created_utc;
   for (const Record& r : read_all(file.get(), "/runs", runs_layout()))
     if (r.get_int("run_id") >= 0) c.runs.push_back({r.get_int("run_id"), decode_run(r)});
-  c.collective = stored_rows(file.get(), collective_table());
-  c.pingpong = stored_rows(file.get(), pingpong_table());
-  c.layer = stored_layer_rows(file.get());
+  const int v = attrs.schema_version;
+  c.collective = stored_rows(file.get(), collective_table(v), v);
+  c.pingpong = stored_rows(file.get(), pingpong_table(v), v);
+  c.layer = stored_layer_rows(file.get(), v);
   return c;
 }
 

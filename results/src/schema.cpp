@@ -5,6 +5,14 @@ namespace {
 
 using M = Missing;
 
+// The layer row's closed-form figure, as columns, in versions 2 and 1 (layer.cpp).
+constexpr const char* kLayerFigureColumns[] = {
+    "textbook_source", "textbook_formula", "textbook_elements", "textbook_bytes",
+    "textbook_explanation", "textbook_exact_sent_bytes", "textbook_exact_over_formula"};
+constexpr const char* kLayerFigureColumnsV1[] = {
+    "seed_source", "seed_formula", "seed_elements", "seed_bytes",
+    "seed_explanation", "seed_exact_sent_bytes", "seed_exact_over_seed"};
+
 Layout rows_layout(const std::vector<ScalarSpec>& scalars, const std::vector<PairSpec>& pairs,
                    const std::vector<TextListSpec>& lists, const std::vector<RankGroupSpec>& groups,
                    const std::vector<PoolSpec>& pools, const std::vector<std::string>& children) {
@@ -76,36 +84,50 @@ RankGroupSpec nodes() { return {"nodes_known", Kind::i32, {{"node_of_rank", "nod
 
 }  // namespace
 
-// The collective table: every field of bench::to_json(Measurement).
-const TableSpec& collective_table() {
-  static const TableSpec t = make_table(
-      "collective",
-      {{"collective", Kind::text, 32}, {"algorithm", Kind::text, 64},
-       {"transport", Kind::text, 16}, {"memory", Kind::text, 16}, {"dtype", Kind::text, 16},
-       {"op", Kind::text, 16}, {"root", Kind::i32}, {"nranks", Kind::i32},
-       {"count", Kind::u64}, {"bytes", Kind::u64}, {"in_place", Kind::boolean},
-       {"split", Kind::text, 256, M::absent}, {"iters", Kind::i32}, {"warmup", Kind::i32},
-       {"time_us", Kind::f64}, {"time_us_min", Kind::f64}, {"time_us_max", Kind::f64},
-       {"algbw_gbps", Kind::f64}, {"busbw_gbps", Kind::f64}, {"volume", Kind::text, 16},
-       {"wrong", Kind::i64, 0, M::null}, {"first_bad_rank", Kind::i32},
-       {"first_bad_index", Kind::i64}, {"predicted_us", Kind::f64, 0, M::null},
-       {"model", Kind::text, 256}, {"seed_sent_bytes", Kind::f64, 0, M::null},
-       {"seed_formula", Kind::text, 128}},
-      {}, {{"transport_env", 512}},
-      {measured(), theory(),
-       {"traffic_known", Kind::u64,
-        {{"sent_intra_node_bytes", "sent_intra_node_bytes"},
-         {"sent_inter_node_bytes", "sent_inter_node_bytes"}}},
-       nodes()},
-      {{"times_us", Kind::f64, false, M::never},
-       {"traffic_bytes", Kind::u64, false, M::null},
-       {"splits", Kind::u64, false, M::absent}});
-  return t;
+namespace {
+
+// The collective table of `version`: version 2 renamed the closed form's columns and added
+// the parameters that shape a row (segment, data seed, scratch limit) and the theory's
+// traffic matrix with its intra- and inter-node split.
+TableSpec make_collective_table(int version) {
+  const bool v1 = version == 1;
+  std::vector<ScalarSpec> scalars{
+      {"collective", Kind::text, 32}, {"algorithm", Kind::text, 64},
+      {"transport", Kind::text, 16}, {"memory", Kind::text, 16}, {"dtype", Kind::text, 16},
+      {"op", Kind::text, 16}, {"root", Kind::i32}, {"nranks", Kind::i32},
+      {"count", Kind::u64}, {"bytes", Kind::u64}, {"in_place", Kind::boolean},
+      {"split", Kind::text, 256, M::absent}, {"iters", Kind::i32}, {"warmup", Kind::i32},
+      {"time_us", Kind::f64}, {"time_us_min", Kind::f64}, {"time_us_max", Kind::f64},
+      {"algbw_gbps", Kind::f64}, {"busbw_gbps", Kind::f64}, {"volume", Kind::text, 16},
+      {"wrong", Kind::i64, 0, M::null}, {"first_bad_rank", Kind::i32},
+      {"first_bad_index", Kind::i64}, {"predicted_us", Kind::f64, 0, M::null},
+      {"model", Kind::text, 256},
+      {v1 ? "seed_sent_bytes" : "textbook_sent_bytes", Kind::f64, 0, M::null},
+      {v1 ? "seed_formula" : "textbook_formula", Kind::text, 128}};
+  if (!v1)
+    scalars.insert(scalars.end(), {{"segment_bytes", Kind::u64}, {"seed", Kind::u64},
+                                   {"max_scratch_bytes", Kind::u64}});
+  std::vector<RankGroupSpec> groups{
+      measured(), theory(),
+      {"traffic_known", Kind::u64,
+       {{"sent_intra_node_bytes", "sent_intra_node_bytes"},
+        {"sent_inter_node_bytes", "sent_inter_node_bytes"}}}};
+  if (!v1)
+    groups.push_back({"theory_traffic_known", Kind::u64,
+                      {{"theory_sent_intra_node_bytes", "theory_sent_intra_node_bytes"},
+                       {"theory_sent_inter_node_bytes", "theory_sent_inter_node_bytes"}}});
+  groups.push_back(nodes());
+  std::vector<PoolSpec> pools{{"times_us", Kind::f64, false, M::never},
+                              {"traffic_bytes", Kind::u64, false, M::null},
+                              {"splits", Kind::u64, false, M::absent}};
+  if (!v1) pools.push_back({"theory_traffic_bytes", Kind::u64, false, M::null});
+  return make_table("collective", std::move(scalars), {}, {{"transport_env", 512}},
+                    std::move(groups), std::move(pools));
 }
 
-// The pingpong table: every field of pingpong's JSON record (bench/pingpong.cpp).
-const TableSpec& pingpong_table() {
-  static const TableSpec t = make_table(
+// Pingpong's table is the same in versions 1 and 2.
+TableSpec make_pingpong_table() {
+  return make_table(
       "pingpong",
       {{"collective", Kind::text, 32}, {"algorithm", Kind::text, 64},
        {"transport", Kind::text, 16}, {"memory", Kind::text, 16}, {"nranks", Kind::i32},
@@ -121,12 +143,31 @@ const TableSpec& pingpong_table() {
        {"traffic_bytes", Kind::u64, false, M::never},
        {"latency_us_matrix", Kind::f64, true, M::absent},
        {"bw_gbps_matrix", Kind::f64, true, M::absent}});
-  return t;
 }
 
-const std::vector<const TableSpec*>& row_tables() {
-  static const std::vector<const TableSpec*> all{&collective_table(), &pingpong_table()};
-  return all;
+// One table per readable version, made once.
+template <class Make>
+const TableSpec& of_version(int version, Make make) {
+  static const TableSpec v1 = make(1), v2 = make(2);
+  return version == 1 ? v1 : v2;
+}
+
+}  // namespace
+
+// The collective table: every field of bench::to_json(Measurement).
+const TableSpec& collective_table(int version) {
+  return of_version(version, [](int v) { return make_collective_table(v); });
+}
+
+// The pingpong table: every field of pingpong's JSON record (bench/pingpong.cpp).
+const TableSpec& pingpong_table(int version) {
+  return of_version(version, [](int) { return make_pingpong_table(); });
+}
+
+const std::vector<const TableSpec*>& row_tables(int version) {
+  static const std::vector<const TableSpec*> v1{&collective_table(1), &pingpong_table(1)},
+      v2{&collective_table(2), &pingpong_table(2)};
+  return version == 1 ? v1 : v2;
 }
 
 // ---- /layer: the layer pipelines' records (layers/src/record.cpp) ----------------------
@@ -145,10 +186,11 @@ RankGroupSpec theory_bytes() {
 }  // namespace
 
 // The layer rows: every scalar of the record; `shape` and `algorithms` (small objects) as
-// their JSON text, `seed_figure`'s fields as seed_*; `collectives` and `checks` are the
-// child tables sites and checks.
-const TableSpec& layer_table() {
-  static const TableSpec t = [] {
+// their JSON text, `textbook_figure`'s fields as textbook_* (version 1: `seed_figure`,
+// seed_*); `collectives` and `checks` are the child tables sites and checks.
+const TableSpec& layer_table(int version) {
+  return of_version(version, [](int v) {
+    const char* const* f = v == 1 ? kLayerFigureColumnsV1 : kLayerFigureColumns;
     TableSpec l = make_table(
         "layer",
         {{"layer", Kind::text, 32}, {"program", Kind::text, 128}, {"scheme", Kind::text, 32},
@@ -162,18 +204,29 @@ const TableSpec& layer_table() {
          {"verified", Kind::boolean}, {"rel_l2_error", Kind::f64, 0, M::null},
          {"max_abs_error", Kind::f64, 0, M::null}, {"tolerance", Kind::f64, 0, M::null},
          {"volume", Kind::text, 16}, {"volume_error", Kind::text, 1024},
-         {"seed_source", Kind::text, 256}, {"seed_formula", Kind::text, 256},
-         {"seed_elements", Kind::f64}, {"seed_bytes", Kind::f64},
-         {"seed_explanation", Kind::text, 2048},
-         {"seed_exact_sent_bytes", Kind::i64, 0, M::null},
-         {"seed_exact_over_seed", Kind::f64, 0, M::null}},
+         {f[0], Kind::text, 256}, {f[1], Kind::text, 256},
+         {f[2], Kind::f64}, {f[3], Kind::f64},
+         {f[4], Kind::text, 2048},
+         {f[5], Kind::i64, 0, M::null},
+         {f[6], Kind::f64, 0, M::null}},
         {}, {{"transport_env", 512}}, {measured_bytes(), theory_bytes()},
         {{"times_us", Kind::f64, false, M::never}}, {"sites", "checks"});
     l.row_chunk = kLayerRowChunk;  // a layer binary writes one row: small chunks, small files
     l.rank_chunk = kLayerRankChunk;
     return l;
-  }();
-  return t;
+  });
+}
+
+nlohmann::json rename_version1_fields(nlohmann::json row) {
+  static const std::pair<const char*, const char*> renames[] = {
+      {"seed_sent_bytes", "textbook_sent_bytes"}, {"seed_formula", "textbook_formula"}};
+  for (const auto& [old_key, new_key] : renames) {
+    const auto it = row.find(old_key);
+    if (it == row.end()) continue;
+    row[new_key] = *it;
+    row.erase(old_key);
+  }
+  return row;
 }
 
 // One record per collective call site of a layer row (`collectives` in the record).

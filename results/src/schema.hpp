@@ -1,5 +1,7 @@
-// The tables of a results file, schema 1 (results/SCHEMA.md): which JSON field of a row
-// goes to which column, and how JSON's null and absent keys are stored.
+// The tables of a results file (results/SCHEMA.md): which JSON field of a row goes to
+// which column, and how JSON's null and absent keys are stored. Every table exists in
+// each schema version this build reads; the version argument picks one (default: the
+// version this build writes).
 #pragma once
 
 #include <hdf5.h>
@@ -7,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "collscope/results/results_file.hpp"
 #include "record.hpp"
 
 namespace collscope::results {
@@ -74,15 +77,16 @@ struct TableSpec {
   std::vector<std::string> children = {};
 };
 
-const TableSpec& collective_table();
-const TableSpec& pingpong_table();
-const std::vector<const TableSpec*>& row_tables();  // made in every file, checked on open
+const TableSpec& collective_table(int version = kSchemaVersion);
+const TableSpec& pingpong_table(int version = kSchemaVersion);
+// Made in every file, checked on open.
+const std::vector<const TableSpec*>& row_tables(int version = kSchemaVersion);
 const Layout& runs_layout();
 
 // The /layer group (SCHEMA.md, "/layer"): made in every new file, and in an older one on
 // its first layer row. Its rows table is layer_table(); its sites and checks tables are
 // plain record tables with these layouts and specs.
-const TableSpec& layer_table();
+const TableSpec& layer_table(int version = kSchemaVersion);
 const std::vector<ScalarSpec>& layer_site_scalars();   // /layer/sites after `row`
 const std::vector<RankGroupSpec>& layer_site_groups();  // /layer/site_ranks
 const std::vector<ScalarSpec>& layer_check_scalars();  // /layer/checks after `row`
@@ -95,5 +99,10 @@ inline constexpr hsize_t kLayerRankChunk = 256;  // /layer/ranks, /layer/site_ra
 
 inline constexpr hsize_t kRunChunk = 4;
 inline constexpr hsize_t kPoolChunk = 16384;  // elements
+
+// Version 1 named two collective columns and the layer's closed-form figure "seed_*";
+// version 2 calls them "textbook_*" (docs/textbook-formulas.md). Decoding a version-1
+// row renames them, so readers see version 2's names.
+nlohmann::json rename_version1_fields(nlohmann::json row);
 
 }  // namespace collscope::results

@@ -9,7 +9,7 @@
   mismatch   one rank's sent_bytes and another row's theory_recv_msgs edited with h5py:
              exit 4, those two rows MISMATCH (table and stderr), everything still written
   bad_input  no such file, a directory, not HDF5 (text, empty), HDF5 but not a results
-             file, schema version 2, a table missing, --out a file or under a file, bad
+             file, a future schema version, a table missing, --out a file or under a file, bad
              usage: exit 2, one line on stderr, nothing written
   empty      a results file without rows (and one whose rows are all unfinished):
              report.md alone, saying so, exit 0
@@ -236,45 +236,52 @@ def check_volume_table(path, rows):
         check(line["volume"] == "ok", f"row {r['index']} {key_of(r)}: volume ok")
 
 
+def described_ranks(r):
+    """The theory's bytes sent by the ranks the formula describes: the root's alone for a
+    formula marked "(root)", else every rank's."""
+    t = r["ranks"]["theory_sent_bytes"]
+    return t[r["root"]:r["root"] + 1] if r["textbook_formula"].endswith("(root)") else t
+
+
 def expected_reasons(r):
     """Words the 'why' column must hold, from the row's own numbers."""
-    t = r["ranks"]["theory_sent_bytes"].astype(np.float64)
-    seed, n = r["seed_sent_bytes"], r["nranks"]
-    if np.all(np.abs(t - seed) < 1e-6):
+    t = described_ranks(r).astype(np.float64)
+    figure, n = r["textbook_sent_bytes"], r["nranks"]
+    if np.all(np.abs(t - figure) < 1e-6):
         return ["exact"]
     words = []
-    if "/N" in r["seed_formula"] and r["algorithm"] != "halving_doubling" and r["count"] % n:
+    if "/N" in r["textbook_formula"] and r["algorithm"] != "halving_doubling" and r["count"] % n:
         words.append("uneven blocks")
     if n & (n - 1) and r["algorithm"] in ("halving_doubling", "recursive_doubling"):
         words.append("non-power-of-two N")
     if t.min() != t.max():
         words.append("ranks differ")
-    if r["algorithm"] == "direct":
+    if r["collective"] == "allreduce" and r["algorithm"] in ("direct", "tree", "dbt"):
         words.append("sent + received")
     return words
 
 
-def check_seed_table(path, rows):
+def check_textbook_table(path, rows):
     _, _, lines = md_tables(path)[0]
-    check(len(lines) == len(rows), f"seed_vs_theory.md: {len(lines)} rows for {len(rows)}")
+    check(len(lines) == len(rows), f"textbook_vs_theory.md: {len(lines)} rows for {len(rows)}")
     by_index = {int(l["#"]): l for l in lines}
     seen = set()
     for r in rows:
         line = by_index.get(r["index"])
-        if not check(line is not None, f"seed_vs_theory.md has row {r['index']}"):
+        if not check(line is not None, f"textbook_vs_theory.md has row {r['index']}"):
             continue
-        if not r["seed_formula"]:
-            check("no seed formula" in line["why"],
-                  f"row {r['index']} {key_of(r)}: no seed formula")
+        if not r["textbook_formula"]:
+            check("no textbook formula" in line["why"],
+                  f"row {r['index']} {key_of(r)}: no textbook formula")
             continue
-        t = r["ranks"]["theory_sent_bytes"]
-        check(close(float(line["seed (B)"]), r["seed_sent_bytes"], 1e-6, 0.006) and
+        t = described_ranks(r)
+        check(close(float(line["formula (B)"]), r["textbook_sent_bytes"], 1e-6, 0.006) and
               int(line["theory max (B)"]) == int(t.max()) and
               close(float(line["theory mean (B)"]), float(t.mean()), 1e-6, 0.006),
-              f"row {r['index']} {key_of(r)}: seed {r['seed_sent_bytes']}, max {int(t.max())}")
-        diff = r["seed_sent_bytes"] - int(t.max())
-        check(close(float(line["seed − max (B)"]), diff, 1e-6, 0.006),
-              f"row {r['index']}: difference seed - max")
+              f"row {r['index']} {key_of(r)}: formula {r['textbook_sent_bytes']}, max {int(t.max())}")
+        diff = r["textbook_sent_bytes"] - int(t.max())
+        check(close(float(line["formula − max (B)"]), diff, 1e-6, 0.006),
+              f"row {r['index']}: difference formula - max")
         for word in expected_reasons(r):
             seen.add(word)
             check(word in line["why"], f"row {r['index']} {key_of(r)}: why says '{word}' "
@@ -313,7 +320,8 @@ def check_time_model(path, rows):
               f"{k}: median {statistics.median(v):.3g}, min, max over {len(v)} rows")
 
 
-SEED_PICKS = {"allreduce": "direct", "allgather": "ring"}  # N <= 8 on one node (seed 004)
+# N <= 8 on one node (docs/selection-rules.md)
+RULE_PICKS = {"allreduce": "direct", "allgather": "ring"}
 
 
 def check_advisor(path, rows):
@@ -325,19 +333,19 @@ def check_advisor(path, rows):
     check(entries == set(groups), f"advisor.md has an entry per (collective, transport, N): "
                                   f"{sorted(groups)}")
     for l in summary:
-        pick = SEED_PICKS.get(l["collective"])
+        pick = RULE_PICKS.get(l["collective"])
         measured = {r["algorithm"] for r in groups.get((l["collective"], l["transport"],
                                                         int(l["N"])), [])}
         if pick is None:
-            check(l["verdict"] == "no seed rule" and l["seed 004 picks"] == "—",
-                  f"advisor: {l['collective']} N={l['N']}: no seed rule")
+            check(l["verdict"] == "no rule" and l["rules pick"] == "—",
+                  f"advisor: {l['collective']} N={l['N']}: no rule")
             continue
-        check(l["seed 004 picks"] == pick,
-              f"advisor: {l['collective']} N={l['N']} seed picks {pick}")
+        check(l["rules pick"] == pick,
+              f"advisor: {l['collective']} N={l['N']} the rules pick {pick}")
         hand = l["fastest hand-written"]
         if pick not in measured:
             check("not measured" in l["verdict"], f"advisor: {l['collective']} N={l['N']}: "
-                                                  f"the seed's pick {pick} not measured")
+                                                  f"the rules' pick {pick} not measured")
             continue
         check(l["verdict"] == ("agree" if hand == pick else "disagree"),
               f"advisor: {l['collective']} N={l['N']} {l['sizes']}: verdict {l['verdict']} "
@@ -375,7 +383,7 @@ def group_tables(tmp):
     check("report:" not in p.stderr and "Traceback" not in p.stderr,
           f"nothing from report on stderr ({p.stderr.strip()})")
     check(os.path.join(out, "report.md") in p.stdout, "stdout names report.md")
-    names = ["report.md", "volume.md", "seed_vs_theory.md", "time_model.md", "advisor.md"]
+    names = ["report.md", "volume.md", "textbook_vs_theory.md", "time_model.md", "advisor.md"]
     for name in names:
         check(os.path.isfile(os.path.join(out, name)), f"{name} written")
     if failures:
@@ -386,7 +394,7 @@ def group_tables(tmp):
         check("MISMATCH" not in open(os.path.join(out, name), encoding="utf-8").read(),
               f"{name}: no MISMATCH in real data")
     check_volume_table(os.path.join(out, "volume.md"), rows)
-    check_seed_table(os.path.join(out, "seed_vs_theory.md"), rows)
+    check_textbook_table(os.path.join(out, "textbook_vs_theory.md"), rows)
     check_time_model(os.path.join(out, "time_model.md"), rows)
     check_advisor(os.path.join(out, "advisor.md"), rows)
     report_md = open(os.path.join(out, "report.md"), encoding="utf-8").read()
@@ -438,7 +446,7 @@ def group_mismatch(tmp):
     check(any(f"(row {a})" in l and "MISMATCH" in l and "rank 1 sent_bytes" in l for l in err),
           f"stderr names row {a} rank 1 sent_bytes")
     check(any(f"(row {b})" in l and "theory" in l for l in err), f"stderr names row {b}")
-    for name in ("report.md", "volume.md", "seed_vs_theory.md", "time_model.md", "advisor.md"):
+    for name in ("report.md", "volume.md", "textbook_vs_theory.md", "time_model.md", "advisor.md"):
         check(os.path.isfile(os.path.join(out, name)), f"{name} written despite the mismatch")
     check(any(n.endswith(".png") for n in os.listdir(out)), "plots written despite the mismatch")
     _, _, lines = table_under(os.path.join(out, "volume.md"), "Collectives")
@@ -494,9 +502,9 @@ def group_bad_input(tmp):
     with h5py.File(path("wrong_format.h5"), "w") as f:
         f.attrs["collscope_format"] = "something else"
         f.attrs["collscope_schema_version"] = np.int32(1)
-    shutil.copyfile(good, path("v2.h5"))
-    with h5py.File(path("v2.h5"), "r+") as f:
-        f.attrs["collscope_schema_version"] = np.int32(2)
+    shutil.copyfile(good, path("v3.h5"))
+    with h5py.File(path("v3.h5"), "r+") as f:
+        f.attrs["collscope_schema_version"] = np.int32(3)
     shutil.copyfile(good, path("no_ranks.h5"))
     with h5py.File(path("no_ranks.h5"), "r+") as f:
         del f["collective/ranks"]
@@ -505,7 +513,7 @@ def group_bad_input(tmp):
              ("a text file", path("text.h5")), ("an empty file", path("empty.h5")),
              ("HDF5 without collscope_format", path("other.h5")),
              ("another collscope_format", path("wrong_format.h5")),
-             ("schema version 2", path("v2.h5")), ("a table missing", path("no_ranks.h5"))]
+             ("schema version 3", path("v3.h5")), ("a table missing", path("no_ranks.h5"))]
     for what, f in cases:
         expect_refused(tmp, what + " (--out)", [f, "--out", out])
         expect_refused(tmp, what + " (default --out)", [f])
@@ -627,7 +635,7 @@ def group_samples(tmp):
     check(got == want, f"MISMATCH exactly on the {len(want)} inconsistent rows")
     check(len([l for l in p.stderr.split("\n") if "volume MISMATCH:" in l]) == min(len(want), 20),
           "stderr names each (up to 20)")
-    for name in ("seed_vs_theory.md", "time_model.md", "advisor.md"):
+    for name in ("textbook_vs_theory.md", "time_model.md", "advisor.md"):
         check(os.path.isfile(os.path.join(out, name)), f"{name} written")
     check_pngs(out, rows, pp)
 

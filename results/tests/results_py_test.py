@@ -36,7 +36,8 @@ SCALARS = {  # column -> how the JSON says "no value": None (never), "null" or "
                    "warmup": None, "time_us": None, "time_us_min": None, "time_us_max": None,
                    "algbw_gbps": None, "busbw_gbps": None, "volume": None, "wrong": "null",
                    "first_bad_rank": None, "first_bad_index": None, "predicted_us": "null",
-                   "model": None, "seed_sent_bytes": "null", "seed_formula": None},
+                   "model": None, "textbook_sent_bytes": "null", "textbook_formula": None,
+                   "segment_bytes": None, "seed": None, "max_scratch_bytes": None},
     "pingpong": {"collective": None, "algorithm": None, "transport": None, "memory": None,
                  "nranks": None, "bytes": None, "iters": None, "warmup": None,
                  "pairs": "absent", "time_us": None, "time_us_min": None, "time_us_max": None,
@@ -50,11 +51,13 @@ RANK_GROUPS = {  # known flag -> (JSON key, ranks column) ...
     "theory_known": [("theory_" + k, "theory_" + k)
                      for k in ("sent_bytes", "recv_bytes", "sent_msgs", "recv_msgs")],
     "traffic_known": [(k, k) for k in ("sent_intra_node_bytes", "sent_inter_node_bytes")],
+    "theory_traffic_known": [(k, k) for k in ("theory_sent_intra_node_bytes",
+                                              "theory_sent_inter_node_bytes")],
     "nodes_known": [("node_of_rank", "node")],
 }
 POOLS = {  # pool -> (missing, N x N nested in JSON)
     "collective": {"times_us": (None, False), "traffic_bytes": ("null", False),
-                   "splits": ("absent", False)},
+                   "splits": ("absent", False), "theory_traffic_bytes": ("null", False)},
     "pingpong": {"times_us": ("absent", False), "traffic_bytes": (None, False),
                  "latency_us_matrix": ("absent", True), "bw_gbps_matrix": ("absent", True)},
 }
@@ -63,13 +66,13 @@ LAYER_SCALARS = {  # /layer/rows
                          "dp", "ep", "etp", "sp", "dtype", "passes", "shape", "seed",
                          "algorithms", "iters", "warmup", "time_us", "time_us_min",
                          "time_us_max", "compute_us", "comm_us", "pass", "verified", "volume",
-                         "volume_error", "seed_source", "seed_formula", "seed_elements",
-                         "seed_bytes", "seed_explanation")},
+                         "volume_error", "textbook_source", "textbook_formula", "textbook_elements",
+                         "textbook_bytes", "textbook_explanation")},
     "rel_l2_error": "null", "max_abs_error": "null", "tolerance": "null",
-    "seed_exact_sent_bytes": "null", "seed_exact_over_seed": "null",
+    "textbook_exact_sent_bytes": "null", "textbook_exact_over_formula": "null",
 }
-SEED_KEYS = ("source", "formula", "elements", "bytes", "explanation", "exact_sent_bytes",
-             "exact_over_seed")
+FIGURE_KEYS = ("source", "formula", "elements", "bytes", "explanation", "exact_sent_bytes",
+             "exact_over_formula")
 LAYER_RANK_GROUPS = {"measured_known": ("sent_bytes", "recv_bytes"),
                      "theory_known": ("theory_sent_bytes", "theory_recv_bytes")}
 SITE_SCALARS = {**{c: None for c in ("site", "collective", "algorithm", "group", "group_size",
@@ -159,7 +162,7 @@ def decode_layer(f, row, index):
     that its records name it (`row`, `site`)."""
     out = scalars(row, LAYER_SCALARS)
     out["shape"], out["algorithms"] = json.loads(out["shape"]), json.loads(out["algorithms"])
-    out["seed_figure"] = {k: out.pop("seed_" + k) for k in SEED_KEYS}
+    out["textbook_figure"] = {k: out.pop("textbook_" + k) for k in FIGURE_KEYS}
     env = plain(row["transport_env"])
     out["transport_env"] = env.split("\n") if env else []
     ranks = f["layer/ranks"][row["ranks_offset"]:][:row["ranks_count"]]
@@ -413,15 +416,15 @@ def test_merge(env):
     p = env.merge(env.path("twice.h5"), a, a, expect=2)
     expect("in both" in p.stderr, f"one run twice: {p.stderr}")
 
-    v2 = env.path("v2.h5")
-    shutil.copy(b, v2)
-    with h5py.File(v2, "r+") as f:
-        f.attrs["collscope_schema_version"] = np.int32(2)
-    saved = open(v2, "rb").read()
-    for inputs in ((a, v2), (v2,)):
+    v3 = env.path("v3.h5")
+    shutil.copy(b, v3)
+    with h5py.File(v3, "r+") as f:
+        f.attrs["collscope_schema_version"] = np.int32(3)
+    saved = open(v3, "rb").read()
+    for inputs in ((a, v3), (v3,)):
         p = env.merge(env.path("mixed.h5"), *inputs, expect=2)
         expect("schema version" in p.stderr, f"mixed versions: {p.stderr}")
-    expect(open(v2, "rb").read() == saved, "the other version's file is untouched")
+    expect(open(v3, "rb").read() == saved, "the other version's file is untouched")
 
     text = env.path("notes.h5")
     with open(text, "w") as f:

@@ -39,15 +39,16 @@ void fill_model(bench::Measurement& m, std::int64_t i) {
   if (i % 2 == 1) return;  // no model: NaN / ""
   m.predicted_us = 12.5 + static_cast<double>(i);
   m.model = "models/cluster-" + std::to_string(i) + ".json";
-  m.seed_sent_bytes = 2.0 * static_cast<double>(m.bytes);
-  m.seed_formula = "2(N-1)/N x D";
+  m.textbook_sent_bytes = 2.0 * static_cast<double>(m.bytes);
+  m.textbook_formula = "2(N-1)/N x D";
 }
 
 }  // namespace
 
 json sample_collective(std::int64_t i) {
   bench::Measurement m;
-  m.collective = i % 5 == 2 ? "alltoallv" : "allreduce";
+  const bool alltoallv = i % 5 == 2;
+  m.collective = alltoallv ? "alltoallv" : "allreduce";
   m.algorithm = i % 4 == 3 ? "mpi" : "ring";
   m.transport = i % 3 == 0 ? "ucx" : "mpi";
   if (i % 3 == 0) m.transport_env = {"UCX_TLS=shm,self", "UCX_NET_DEVICES=all"};
@@ -58,7 +59,7 @@ json sample_collective(std::int64_t i) {
   m.count = static_cast<std::size_t>(i) * 3;
   m.bytes = static_cast<std::size_t>(1000 + i);
   m.in_place = i % 2 == 0;
-  if (m.collective == "alltoallv") {
+  if (alltoallv) {
     m.split = i % 2 ? "skewed" : "file:splits/é-matrix.txt";
     m.splits = matrix(m.nranks, i + 1);
   }
@@ -229,13 +230,13 @@ json sample_layer(std::int64_t i) {
   j["volume_error"] = i % 5 == 1 ? "rank 0 sent 1 bytes at 'fwd fc2', theory 2 (é)" : "";
   j["collectives"] = json::array();
   for (int k = 0; k < nsites; ++k) j["collectives"].push_back(layer_site(n, i, k, vendor));
-  j["seed_figure"] = {{"source", "seed 002 section 2.2"},
+  j["textbook_figure"] = {{"source", "seed 002 section 2.2"},
                       {"formula", "2 Phi per allreduce, Phi = b x s x h"},
                       {"elements", 2048.0 + static_cast<double>(i)},
                       {"bytes", 8192.0},
                       {"explanation", std::string(600, 'x') + " the seed counts elements"},
                       {"exact_sent_bytes", vendor ? json(nullptr) : json(4096 + i)},
-                      {"exact_over_seed", vendor ? json(nullptr) : json(0.5)}};
+                      {"exact_over_formula", vendor ? json(nullptr) : json(0.5)}};
   return j;
 }
 

@@ -51,34 +51,31 @@ DataSpec data_spec_for(const CollectiveInfo& c, std::uint64_t seed, DataType t, 
 void fill_collective_input(const CollectiveInfo& c, const CollArgs& a, const DataSpec& s,
                            int rank) {
   void* send = const_cast<void*>(a.sendbuf);
-  const std::string_view name = c.name;
-  if (name == "allgather" || name == "gather") {  // the send buffer is the rank's block
-    const Block b = block_of(a.count, s.nranks, rank);
-    fill_input(send, b.count, s, rank, b.offset);
-  } else {
-    fill_input(send, c.send_count(a, rank, s.nranks), s, rank);
+  switch (c.input) {
+    case InputFill::none: return;
+    case InputFill::own_block: {  // the send buffer is the rank's block of its vector
+      const Block b = block_of(a.count, s.nranks, rank);
+      return fill_input(send, b.count, s, rank, b.offset);
+    }
+    case InputFill::vector: return fill_input(send, c.send_count(a, rank, s.nranks), s, rank);
   }
 }
 
 void fill_collective_expected(const CollectiveInfo& c, void* want, const CollArgs& a,
                               const DataSpec& s, int rank) {
-  const std::string_view name = c.name;
   const std::size_t n = c.recv_count(a, rank, s.nranks);
   if (n == 0) return;
-  if (name == "allreduce" || name == "reduce") {
-    fill_allreduce_expected(want, n, s);
-  } else if (name == "reduce_scatter") {
-    fill_allreduce_expected(want, n, s, block_of(a.count, s.nranks, rank).offset);
-  } else if (name == "allgather" || name == "gather") {
-    fill_every_block(want, a, s);
-  } else if (name == "broadcast") {
-    fill_input(want, n, s, a.root);
-  } else if (name == "scatter") {
-    fill_input(want, n, s, a.root, block_of(a.count, s.nranks, rank).offset);
-  } else if (name == "alltoall") {
-    fill_alltoall_expected(want, a, s, rank);
-  } else if (name == "alltoallv") {
-    fill_alltoallv_expected(want, a, s, rank);
+  switch (c.expected) {
+    case Expected::none: return;
+    case Expected::reduced: return fill_allreduce_expected(want, n, s);
+    case Expected::reduced_own_block:
+      return fill_allreduce_expected(want, n, s, block_of(a.count, s.nranks, rank).offset);
+    case Expected::every_block: return fill_every_block(want, a, s);
+    case Expected::root_vector: return fill_input(want, n, s, a.root);
+    case Expected::root_block:
+      return fill_input(want, n, s, a.root, block_of(a.count, s.nranks, rank).offset);
+    case Expected::alltoall_blocks: return fill_alltoall_expected(want, a, s, rank);
+    case Expected::alltoallv_parts: return fill_alltoallv_expected(want, a, s, rank);
   }
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 
 namespace collscope {
@@ -20,5 +21,12 @@ struct Progress {
 
 // The process-wide instance (one communicator stack per process).
 Progress& progress();
+
+// The monotonic clock every process of a machine shares, in nanoseconds.
+inline std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 }  // namespace collscope

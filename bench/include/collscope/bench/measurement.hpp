@@ -22,6 +22,9 @@ struct Measurement {
   int nranks = 1;
   std::size_t count = 0, bytes = 0;
   bool in_place = false;
+  // Parameters that shape the call and its data: --segment, --seed, --max-scratch.
+  std::size_t segment_bytes = 0, max_scratch_bytes = 0;
+  std::uint64_t seed = 0;
   std::string split;                  // all-to-all-v: the split pattern or file
   std::vector<std::uint64_t> splits;  // all-to-all-v: N x N elements, row = sender
   int iters = 0, warmup = 0;
@@ -47,8 +50,9 @@ struct Measurement {
   // The cost model (collectives/model): NaN / "" when there is none. JSON null for NaN.
   double predicted_us = std::numeric_limits<double>::quiet_NaN();
   std::string model;  // the model file, "" if none
-  double seed_sent_bytes = std::numeric_limits<double>::quiet_NaN();  // seed's bytes per rank
-  std::string seed_formula;  // e.g. "2(N-1)/N x D", "" if none
+  // The textbook closed form's bytes per rank (docs/textbook-formulas.md), NaN if none.
+  double textbook_sent_bytes = std::numeric_limits<double>::quiet_NaN();
+  std::string textbook_formula;  // e.g. "2(N-1)/N x D", "" if none
 
   // Fills time_us, time_us_min, time_us_max, algbw_gbps, busbw_gbps from times_us.
   void summarise(double busbw_factor);

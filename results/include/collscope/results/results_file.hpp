@@ -19,7 +19,8 @@
 
 namespace collscope::results {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;      // what this build writes (SCHEMA.md)
+inline constexpr int kOldestReadableVersion = 1;  // what it still reads
 
 class ResultsFile {
  public:

@@ -1,8 +1,8 @@
-#include "collscope/bench/stats.hpp"
+#include "collscope/program/stats.hpp"
 
 #include <algorithm>
 
-namespace collscope::bench {
+namespace collscope::program {
 
 Stats stats_of(std::vector<double> v) {
   if (v.empty()) return {};
@@ -11,4 +11,4 @@ Stats stats_of(std::vector<double> v) {
   return {n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v.front(), v.back()};
 }
 
-}  // namespace collscope::bench
+}  // namespace collscope::program

@@ -1,4 +1,4 @@
-#include "collscope/bench/watchdog.hpp"
+#include "collscope/program/watchdog.hpp"
 
 #include <unistd.h>
 
@@ -8,14 +8,8 @@
 #include "collscope/errors.hpp"
 #include "collscope/progress.hpp"
 
-namespace collscope::bench {
+namespace collscope::program {
 namespace {
-
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string describe_wait(const Progress& p) {
   const int peer = p.wait_peer.load(std::memory_order_relaxed);
@@ -63,4 +57,4 @@ WatchedSection::WatchedSection(const char* what) {
 
 WatchedSection::~WatchedSection() { progress().call_started_ns.store(0, std::memory_order_relaxed); }
 
-}  // namespace collscope::bench
+}  // namespace collscope::program

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-namespace collscope::bench {
+namespace collscope::program {
 
 struct Stats {
   double median = 0, min = 0, max = 0;
@@ -13,4 +13,4 @@ struct Stats {
 
 Stats stats_of(std::vector<double> v);
 
-}  // namespace collscope::bench
+}  // namespace collscope::program

@@ -7,7 +7,7 @@
 #include <string>
 #include <thread>
 
-namespace collscope::bench {
+namespace collscope::program {
 
 class Watchdog {
  public:
@@ -32,4 +32,4 @@ class WatchedSection {
   ~WatchedSection();
 };
 
-}  // namespace collscope::bench
+}  // namespace collscope::program

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace collscope::bench {
+namespace collscope::program {
 
 // Parses argv into `app`'s options. Returns false, with the help text in `help_text`,
 // when -h/--help was given; a bad command line throws UsageError (one line).
@@ -22,4 +22,4 @@ bool parse_command_line(CLI::App& app, int argc, const char* const* argv, std::s
 int run_mpi_program(std::string_view program, int argc, char** argv,
                     const std::function<int(int rank, int nranks)>& body);
 
-}  // namespace collscope::bench
+}  // namespace collscope::program

@@ -1,4 +1,4 @@
-#include "collscope/bench/program.hpp"
+#include "collscope/program/mpi_program.hpp"
 
 #include <mpi.h>
 
@@ -6,7 +6,7 @@
 
 #include "collscope/errors.hpp"
 
-namespace collscope::bench {
+namespace collscope::program {
 
 bool parse_command_line(CLI::App& app, int argc, const char* const* argv, std::string& help_text) {
   try {
@@ -45,4 +45,4 @@ int run_mpi_program(std::string_view program, int argc, char** argv,
   return code;
 }
 
-}  // namespace collscope::bench
+}  // namespace collscope::program

@@ -1,0 +1,131 @@
+"""The layout of collscope results files (results/SCHEMA.md), stated once for Python:
+`report`, `merge` and `sweep` import it (the C++ writer states it once for C++, in
+results/src/schema.cpp).
+
+    import collscope_results as cr
+    f = cr.open_results_file(path)            # cr.NotResults / cr.Unreadable on failure
+    version = cr.schema_version(f)
+    for group, pools in cr.row_tables(version).items(): ...
+    row = cr.current_names(row, group, version)   # version 1's names renamed
+
+Versions: this build writes SCHEMA_VERSION and reads every version in READABLE_VERSIONS.
+Version 2 renamed version 1's "seed_*" closed-form columns to "textbook_*" and added the
+collective table's segment_bytes, seed, max_scratch_bytes columns, the theory's
+intra-/inter-node split per rank and its traffic matrix (pool theory_traffic_bytes).
+"""
+import os
+
+import h5py
+import numpy as np
+
+FORMAT_NAME = "collscope results"
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+
+LAYER = "layer"  # the optional /layer group: rows, ranks, a pool and two child tables
+LAYER_POOLS = ("times_us",)
+LAYER_DATASETS = ("rows", "ranks", *LAYER_POOLS, "sites", "site_ranks", "checks")
+
+VOLUME_KEYS = ("sent_bytes", "recv_bytes", "sent_msgs", "recv_msgs")
+VENDOR_ALGORITHMS = {"mpi", "nccl"}  # the library's own collective: a baseline, no theory
+
+# SCHEMA.md "Missing values": the value a column takes when the JSON has none.
+MISSING_TEXT = {"split", "model", "textbook_formula", "pairs"}
+MISSING_FLOAT = {"predicted_us", "textbook_sent_bytes"}
+MISSING_INT = {"wrong", "slowest_rank"}
+
+# Version 1's column names that version 2 renamed, per group.
+VERSION1_RENAMES = {
+    "collective": {"seed_sent_bytes": "textbook_sent_bytes", "seed_formula": "textbook_formula"},
+    LAYER: {**{f"seed_{k}": f"textbook_{k}"
+               for k in ("source", "formula", "elements", "bytes", "explanation",
+                         "exact_sent_bytes")},
+            "seed_exact_over_seed": "textbook_exact_over_formula"},
+}
+
+
+class NotResults(Exception):
+    """Not a collscope results file this build can read (a usage error: exit 2)."""
+
+
+class Unreadable(Exception):
+    """The file could not be read (exit 3)."""
+
+
+def row_tables(version=SCHEMA_VERSION):
+    """{group: its pools} of the tables every file of `version` has."""
+    collective = ["times_us", "traffic_bytes", "splits"]
+    if version >= 2:
+        collective.append("theory_traffic_bytes")
+    return {"collective": tuple(collective),
+            "pingpong": ("times_us", "traffic_bytes", "latency_us_matrix", "bw_gbps_matrix")}
+
+
+def dataset_paths(version=SCHEMA_VERSION, with_layer=False):
+    """Every dataset a file of `version` holds (with /layer's, when it has that group)."""
+    yield "runs"
+    for group, pools in row_tables(version).items():
+        for name in ("rows", "ranks", *pools):
+            yield f"{group}/{name}"
+    if with_layer:
+        for name in LAYER_DATASETS:
+            yield f"{LAYER}/{name}"
+
+
+def text(value):
+    """An HDF5 string (bytes, str or a one-element array) as str."""
+    if isinstance(value, np.ndarray):
+        value = value.item() if value.size == 1 else value.tolist()
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def schema_version(f):
+    try:
+        return int(np.asarray(f.attrs.get("collscope_schema_version", -1)).item())
+    except (TypeError, ValueError):
+        return -1
+
+
+def open_results_file(path):
+    """Opens PATH read-only after checking it is a collscope results file of a readable
+    version with every dataset that version has."""
+    if not os.path.exists(path):
+        raise NotResults(f"'{path}' does not exist")
+    if not os.path.isfile(path):
+        raise NotResults(f"'{path}' is not a regular file")
+    if not os.access(path, os.R_OK):
+        raise Unreadable(f"cannot read '{path}': permission denied")
+    if not h5py.is_hdf5(path):
+        raise NotResults(f"'{path}' is not an HDF5 file")
+    try:
+        f = h5py.File(path, "r")
+    except OSError as e:
+        raise Unreadable(f"cannot open '{path}': {e}") from None
+    try:
+        check_file(f, path)
+    except Exception:
+        f.close()
+        raise
+    return f
+
+
+def check_file(f, path):
+    fmt = text(f.attrs.get("collscope_format", ""))
+    if fmt != FORMAT_NAME:
+        raise NotResults(f"'{path}' is an HDF5 file but not a collscope results file "
+                         f"(collscope_format is '{fmt}', not '{FORMAT_NAME}')")
+    version = schema_version(f)
+    if version not in READABLE_VERSIONS:
+        raise NotResults(f"'{path}' has schema version {version}; this build reads versions "
+                         f"{', '.join(map(str, READABLE_VERSIONS))}")
+    for name in dataset_paths(version, LAYER in f):
+        if name not in f or not isinstance(f[name], h5py.Dataset):
+            raise NotResults(f"'{path}' claims schema {version} but has no dataset /{name}")
+
+
+def current_names(row, group, version):
+    """A decoded row (dict of column -> value) with version 1's names renamed."""
+    if version != 1:
+        return row
+    renames = VERSION1_RENAMES.get(group, {})
+    return {renames.get(k, k): v for k, v in row.items()}
