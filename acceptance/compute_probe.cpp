@@ -31,13 +31,16 @@
 #include <vector>
 
 #include "collscope/bench/options.hpp"
-#include "collscope/bench/program.hpp"
-#include "collscope/bench/stats.hpp"
 #include "collscope/errors.hpp"
+#include "collscope/program/mpi_program.hpp"
+#include "collscope/program/stats.hpp"
 #include "collscope/reducer.hpp"
 
 namespace collscope::bench {
 namespace {
+
+using program::parse_command_line;
+using program::stats_of;
 
 constexpr const char* kProgram = "compute_probe";
 
@@ -194,7 +197,7 @@ int main_on_all_ranks(int argc, char** argv, int rank, int nranks) {
 }  // namespace collscope::bench
 
 int main(int argc, char** argv) {
-  return collscope::bench::run_mpi_program(collscope::bench::kProgram, argc, argv,
+  return collscope::program::run_mpi_program(collscope::bench::kProgram, argc, argv,
                                            [&](int rank, int nranks) {
     return collscope::bench::main_on_all_ranks(argc, argv, rank, nranks);
   });
