@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """End-to-end tests of the pingpong binary through mpirun: the N x N matrices of
 --pairs all, the exact per-rank volume of one pair, bad input (exit code 2, one line),
-the -J and -O files, and the failure paths (a corrupted payload exits 1, a stalled rank exits 3).
+the -J and -O files, and the failure paths (a corrupted payload exits 1, a stalled rank exits 3);
+the concurrent patterns (--pattern rounds | ring): exact per-pair volume, exact payloads,
+their matrices in JSON and HDF5, and their failure paths.
 
-usage: pingpong_test.py BIN_DIR GROUP   (GROUP: matrix | volume | bad_input | json_file | h5_file | faults)
+usage: pingpong_test.py BIN_DIR GROUP   (GROUP: matrix | volume | bad_input | json_file | h5_file |
+                                          faults | patterns | pattern_faults)
 """
 import json
 import math
@@ -125,6 +128,17 @@ BAD_INPUT = [  # (args, ranks, message pattern)
     (["-n", "0"], (3,), r"--iters must be at least 1"),
     (["-c", "2"], (3,), r"--check must be 0 or 1"),
     (["-t", "carrier-pigeon"], (3,), r"unknown transport"),
+    (["--pattern", "bogus"], (3,), r"bad --pattern 'bogus' \(expected pairs, rounds or ring\)"),
+    (["--pattern", "RING"], (3,), r"bad --pattern 'RING'"),
+    (["--pattern", ""], (3,), r"bad --pattern ''"),
+    (["--pattern", "ring", "--pairs", "0,1"], (3,),
+     r"--pattern ring measures every pair: --pairs must be all or left out"),
+    (["--pattern", "rounds", "--pairs", "2,1"], (3,),
+     r"--pattern rounds measures every pair: --pairs must be all or left out"),
+    (["--pattern", "rounds", "--pairs", "x"], (3,), r"bad --pairs 'x'"),
+    (["--pattern", "rounds"], (1,), r"pingpong needs at least 2 ranks, got 1"),
+    (["--pattern", "ring"], (1,), r"pingpong needs at least 2 ranks, got 1"),
+    (["--pattern"], (3,), r"--pattern"),
 ]
 
 
@@ -208,8 +222,109 @@ def test_faults():
           f"timeout message names rank, phase and peer: {err!r}")
 
 
+def tournament(n):
+    """The rounds of --pattern rounds, restated from the circle method: rank m-1 stays put,
+    round r pairs it with r and (r+i) with (r-i) mod (m-1); m = n, or n+1 (a rest) when odd."""
+    m = n + n % 2
+    rounds = []
+    for r in range(m - 1):
+        pairs = [(m - 1, r)] + [((r + i) % (m - 1), (r - i) % (m - 1)) for i in range(1, m // 2)]
+        rounds.append([tuple(sorted(p)) for p in pairs if max(p) < n])
+    return rounds
+
+
+def check_pattern_record(r, pattern, n, size):
+    what = f"--pattern {pattern}, np {n}, {size} B"
+    check(r["algorithm"] == pattern and r["collective"] == "pingpong" and r["pairs"] == "all"
+          and r["pair"] is None and r["nranks"] == n and r["bytes"] == size,
+          f"{what}: algorithm {pattern}, pairs all ({r['algorithm']}, {r['pairs']})")
+    # Every ordered pair carries exactly one message of `size` bytes (0 B: one signal):
+    # rounds, a round trip per pair; ring, one message per link direction per shift.
+    want = [[0 if a == b else size for b in range(n)] for a in range(n)]
+    got = [r["traffic_bytes"][a * n:(a + 1) * n] for a in range(n)]
+    check(got == want, f"{what}: traffic_bytes[a][b] = {size} for every a != b (got {got})")
+    check(r["sent_bytes"] == r["recv_bytes"] == r["theory_sent_bytes"] == r["theory_recv_bytes"]
+          == [(n - 1) * size] * n, f"{what}: every rank sent and received (N-1) x {size} B, as theory")
+    check(r["sent_msgs"] == r["recv_msgs"] == r["theory_sent_msgs"] == [n - 1] * n,
+          f"{what}: N-1 messages per rank each way (got {r['sent_msgs']})")
+    check(r["volume"] == "ok" and r["wrong"] == 0 and r["first_bad_pair"] is None,
+          f"{what}: volume ok, payloads exact")
+    lat, bw = r["latency_us_matrix"], r["bw_gbps_matrix"]
+    for name, m in (("latency_us_matrix", lat), ("bw_gbps_matrix", bw)):
+        off = [m[a][b] for a in range(n) for b in range(n) if a != b]
+        zero_bw = name == "bw_gbps_matrix" and size == 0   # 0 bytes in any time
+        check(len(m) == n and all(len(row) == n for row in m) and all(m[a][a] == 0 for a in range(n))
+              and all(x == 0 if zero_bw else positive_finite(x) for x in off),
+              f"{what}: {name} N x N, diagonal 0, rest {'0' if zero_bw else '> 0'}")
+    if pattern == "rounds":
+        check(all(lat[a][b] == lat[b][a] for a in range(n) for b in range(n)),
+              f"{what}: rounds' latency matrix is symmetric (one round trip per pair)")
+    if size > 0:
+        check(all(math.isclose(bw[a][b], size / (lat[a][b] * 1e3), rel_tol=1e-9)
+                  for a in range(n) for b in range(n) if a != b), f"{what}: bw = bytes / lat per link")
+    flat = [lat[a][b] for a in range(n) for b in range(n) if a != b]
+    check(r["time_us_min"] == min(flat) and r["time_us_max"] == max(flat),
+          f"{what}: time_us_min/max are the matrix's extremes")
+
+
+def test_patterns():
+    check(tournament(4) == [[(0, 3), (1, 2)], [(1, 3), (0, 2)], [(2, 3), (0, 1)]]
+          and all(len({p for rd in tournament(n) for p in rd}) == n * (n - 1) // 2
+                  and all(len({x for p in rd for x in p}) == 2 * len(rd) for rd in tournament(n))
+                  for n in range(2, 10)), "the circle method pairs every two ranks once, disjointly")
+    for pattern in ("rounds", "ring"):
+        for n in (2, 4, 5):
+            code, out, err = run(["--pattern", pattern, "-b", "0", "-e", "4K", "-f", "64", "--format",
+                                  "jsonl"] + FAST, np=n)
+            check(code == 0, f"--pattern {pattern}, np {n}: exit 0 (got {code}: {err.strip()})")
+            rows = json_rows(out)
+            check([r["bytes"] for r in rows] == [0, 1, 64, 4096], f"--pattern {pattern}: one record per size")
+            for r in rows:
+                check_pattern_record(r, pattern, n, r["bytes"])
+    code, out, _ = run(["--pattern", "ring", "--pairs", "all", "-b", "1K", "-e", "1K"] + FAST, np=3)
+    rows = [l.split() for l in out.splitlines() if l.strip() and not l.startswith("#")]
+    check(code == 0 and "pattern ring" in out and len(rows) == 1 and rows[0][1] == "6" and rows[0][-1] == "ok",
+          f"--pattern ring --pairs all table: one row over the 6 link directions (got {rows})")
+    import h5py  # the patterns' records in HDF5: algorithm and the (non-symmetric) matrix
+    import numpy as np
+    with tempfile.TemporaryDirectory() as d:
+        path, jpath = os.path.join(d, "pp.h5"), os.path.join(d, "pp.jsonl")
+        for pattern in ("pingpong", "rounds", "ring"):
+            flag = [] if pattern == "pingpong" else ["--pattern", pattern]
+            code, _, err = run(flag + ["-b", "2K", "-e", "2K", "-O", path, "-J", jpath] + FAST, np=3)
+            check(code == 0, f"-O --pattern {pattern}: exit 0 ({err.strip()})")
+            with h5py.File(path, "r") as f:
+                row = f["pingpong/rows"][-1]
+                o, c = row["latency_us_matrix_offset"], row["latency_us_matrix_count"]
+                m = f["pingpong/latency_us_matrix"][o:o + c].reshape(3, 3) if c else None
+            rec = json.loads(open(jpath).read().splitlines()[-1])
+            check(row["algorithm"] == pattern.encode() and row["pairs"] == (b"all" if flag else b"")
+                  and (m is None if not flag else np.array_equal(m, np.array(rec["latency_us_matrix"]))),
+                  f"-O --pattern {pattern}: algorithm and latency matrix as in the JSON record")
+
+
+def test_pattern_faults():
+    for pattern, n, bad in (("ring", 4, [1, 2]), ("rounds", 4, [1, 2]), ("ring", 5, [1, 2])):
+        code, out, _ = run(["--pattern", pattern, "-b", "64", "-e", "64", "--format", "jsonl"] + FAST,
+                           np=n, env={"COLLSCOPE_DEBUG_CORRUPT": "2"})
+        rows = json_rows(out)
+        # Rank 2 receives once per shift (ring) or once per round it plays (rounds): N-1 bytes.
+        check(code == 1 and len(rows) == 1 and rows[0]["wrong"] == n - 1
+              and rows[0]["first_bad_pair"] == bad and rows[0]["volume"] == "ok",
+              f"--pattern {pattern}, np {n}, rank 2's payload corrupted: exit 1, {n - 1} bytes wrong, "
+              f"first bad pair {bad} (got {code}, {rows})")
+    for pattern, algorithm in (("ring", "ring"), ("rounds", "pingpong")):
+        code, _, err = run(["--pattern", pattern, "-b", "8", "-e", "8", "--timeout", "1"] + FAST, np=3,
+                           env={"COLLSCOPE_DEBUG_STALL": "1:30"}, timeout=60)
+        check(code == 3 and re.search(r"pingpong: timeout: rank 2 stuck for more than 1\.0 s in "
+                                      rf"pingpong/{algorithm}, phase probe step 0, waiting to receive "
+                                      r"from rank 1", err) is not None,
+              f"--pattern {pattern}, rank 1 stalled: exit 3, rank 2 named waiting for it ({code}, {err!r})")
+
+
 if __name__ == "__main__":
     {"matrix": test_matrix, "volume": test_volume, "bad_input": test_bad_input,
-     "json_file": test_json_file, "h5_file": test_h5_file, "faults": test_faults}[sys.argv[2]]()
+     "json_file": test_json_file, "h5_file": test_h5_file, "faults": test_faults,
+     "patterns": test_patterns, "pattern_faults": test_pattern_faults}[sys.argv[2]]()
     print(f"{'FAILED' if failures else 'PASSED'}: {len(failures)} failure(s)")
     sys.exit(1 if failures else 0)

@@ -1,0 +1,185 @@
+"""What scripts/accept runs (acceptance/README.md, "What it runs"), launch by launch.
+
+Screening, repeated `repeats` times, each repeat in this order so that slow drifts of the
+machine spread over every measurement alike:
+  1. compute_probe: the host reducer's time on each rank, one rank at a time;
+  2. pingpong --pairs all at the latency size;
+  3. pingpong at the bandwidth size for each pattern: pairs (each pair alone), rounds
+     (disjoint pairs at once), ring (every rank to r+k at once).
+Then the collectives (allreduce, alltoall) over all hosts and within each host, and the
+retests the judge asks for (one pair alone). Every collscope launch writes its rows with
+-O into the work directory; they are merged into accept.h5 at the end.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+
+class RuntimeFailure(Exception):
+    """A launch failed or ran out of time: exit code 3, one line."""
+
+
+class Runner:
+    def __init__(self, placement, bin_dir, workdir, settings, log):
+        self.placement, self.bin_dir, self.workdir = placement, bin_dir, workdir
+        self.settings, self.log = settings, log
+        self.launches = []       # what ran: name, command, seconds, exit status, results file
+        self.problems = []       # payloads that arrived changed, volumes that differ from theory
+        self.process = None
+
+    # ---- one launch ----------------------------------------------------------------------
+
+    def launch(self, name, program, args, host=None, results=True, quiet_ok=(0,)):
+        """Runs PROGRAM ARGS on every rank (or on `host`'s) and returns its JSON records.
+        Exit status 1 (a wrong payload or volume) keeps the records and notes the problem;
+        anything else not in quiet_ok is a RuntimeFailure."""
+        index = len(self.launches)
+        h5 = os.path.join(self.workdir, f"{index:03d}_{name}.h5") if results else None
+        argv = [os.path.join(self.bin_dir, program)] + args
+        if results:
+            argv += ["--format", "jsonl", "-O", h5]
+        cmd = self.placement.command(argv, host)
+        start = time.monotonic()
+        code, out, err = self.run_process(cmd, name)
+        seconds = time.monotonic() - start
+        self.launches.append({"name": name, "program": program, "command": cmd, "host": host,
+                              "seconds": round(seconds, 3), "exit": code,
+                              "results": os.path.basename(h5) if h5 else None})
+        records = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        if code not in quiet_ok and not (code == 1 and records):
+            last = [line for line in err.splitlines() if line.strip()]
+            raise RuntimeFailure(f"{name}: {program} exited {code}"
+                                 + (f": {last[-1].strip()}" if last else ""))
+        self.log(f"{name}: {seconds:.1f}s")
+        return records
+
+    def run_process(self, cmd, name):
+        limit = max(600.0, 20 * self.settings["timeout"])
+        self.process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True, start_new_session=True)
+        try:
+            out, err = self.process.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            raise RuntimeFailure(f"{name}: still running after {limit:.0f}s, stopped") from None
+        finally:
+            code = self.process.returncode
+            self.process = None
+        return code, out, err
+
+    def stop(self):
+        """Ends the launch in progress (its own process group: mpirun and what it started
+        here), on a timeout or a signal."""
+        p = self.process
+        if p is None or p.poll() is not None:
+            return
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(p.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                p.wait(timeout=5)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+    # ---- the measurements ----------------------------------------------------------------
+
+    def note_problems(self, what, record):
+        if record.get("wrong") or record.get("volume") not in ("ok", "n/a", None):
+            self.problems.append({"what": what, "bytes": record.get("bytes"),
+                                  "wrong": record.get("wrong"), "volume": record.get("volume"),
+                                  "first_bad_pair": record.get("first_bad_pair"),
+                                  "first_bad_rank": record.get("first_bad_rank")})
+
+    def compute_probe(self, repeat):
+        s = self.settings
+        records = self.launch(f"compute-r{repeat}", "compute_probe",
+                              ["-b", str(s["compute_bytes"]), "-n", str(s["compute_iters"]), "-w", "2"],
+                              results=False)
+        if len(records) != 1 or records[0].get("probe") != "compute":
+            raise RuntimeFailure(f"compute-r{repeat}: compute_probe printed no record")
+        if any(records[0]["wrong"]):
+            raise RuntimeFailure(f"compute-r{repeat}: the host reducer computed wrong sums "
+                                 f"(wrong elements per rank {records[0]['wrong']})")
+        return records[0]
+
+    def pingpong(self, name, args, size):
+        s = self.settings
+        records = self.launch(name, "pingpong", args + ["-b", str(size), "-e", str(size),
+                                                        "--timeout", str(s["timeout"])])
+        if len(records) != 1:
+            raise RuntimeFailure(f"{name}: pingpong printed {len(records)} records, expected 1")
+        self.note_problems(name, records[0])
+        return records[0]
+
+    def latency_matrix(self, repeat):
+        s = self.settings
+        return self.pingpong(f"latency-r{repeat}", ["--pairs", "all", "-n", str(s["latency_iters"]), "-w", "2"],
+                             s["latency_bytes"])
+
+    def bandwidth_matrix(self, pattern, repeat):
+        s = self.settings
+        args = ["--pairs", "all"] if pattern == "pairs" else ["--pattern", pattern]
+        return self.pingpong(f"{pattern}-r{repeat}", args + ["-n", str(s["iters"]), "-w", str(s["warmup"])],
+                             s["bandwidth_bytes"])
+
+    def collective(self, program, host=None):
+        s = self.settings
+        name = f"{program}-{host or 'all'}"
+        records = self.launch(name, program,
+                              ["-b", str(s["collective_min_bytes"]),
+                               "-e", str(s["collective_max_bytes"]), "-f", "4",
+                               "-n", str(s["collective_iters"]), "-w", str(s["warmup"]),
+                               "--timeout", str(s["timeout"])], host=host)
+        for r in records:
+            self.note_problems(name, r)
+        return records
+
+    def retest(self, a, b, size, iters):
+        """The pair alone: its per-iteration half round trips (us)."""
+        r = self.pingpong(f"retest-{a}-{b}-{size}B",
+                          ["--pairs", f"{a},{b}", "-n", str(iters), "-w", str(self.settings["warmup"])], size)
+        return r["times_us"]
+
+
+class Screening:
+    """Every repeat's figures: compute probes, latency matrices, bandwidth matrices per
+    pattern (N x N, GB/s, as pingpong reported them)."""
+
+    def __init__(self):
+        self.probes, self.latency, self.bandwidth = [], [], {}
+
+
+def screen(runner, patterns, repeats, check_layout):
+    out = Screening()
+    for i in range(repeats):
+        probe = runner.compute_probe(i)
+        check_layout(probe["hosts"], f"compute-r{i}")
+        out.probes.append(probe)
+        lat = runner.latency_matrix(i)
+        check_layout(lat["node_of_rank"], f"latency-r{i}")
+        out.latency.append(lat["latency_us_matrix"])
+        for p in patterns:
+            bw = runner.bandwidth_matrix(p, i)
+            check_layout(bw["node_of_rank"], f"{p}-r{i}")
+            out.bandwidth.setdefault(p, []).append(bw["bw_gbps_matrix"])
+    return out
+
+
+def collectives(runner, programs, layout):
+    """{(program, scope): [records]}: scope "all" (every host), or a host name (its ranks
+    alone, where it has at least 2)."""
+    out = {}
+    for program in programs:
+        out[(program, "all")] = runner.collective(program)
+        if len(layout.hosts) == 1:
+            continue
+        for host in layout.hosts:
+            if len(layout.ranks_of(host)) >= 2:
+                out[(program, host)] = runner.collective(program, host)
+    return out
