@@ -7,7 +7,7 @@
 
 #include <numeric>
 
-#include "collscope/layers/collective_calls.hpp"
+#include "collscope/layers/framework/collective_calls.hpp"
 #include "collscope/patterns/block.hpp"
 
 namespace collscope::layers {

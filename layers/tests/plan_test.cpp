@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "collscope/errors.hpp"
-#include "collscope/layers/catalogue.hpp"
-#include "collscope/layers/options.hpp"
+#include "collscope/layers/framework/options.hpp"
+#include "collscope/layers/pipelines/catalogue.hpp"
 
 namespace collscope::layers {
 namespace {
