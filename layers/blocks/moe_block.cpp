@@ -149,7 +149,7 @@ Tensor repeated(const Tensor& rows, std::size_t n) {
 }
 
 PlannedCall counts_call(const std::string& site, GroupKind g, std::size_t count) {
-  return planned_call(site, "allgather", g, count, DataType::int64);
+  return planned_call(site, Collective::allgather, g, count, DataType::int64);
 }
 
 }  // namespace
@@ -195,7 +195,9 @@ std::size_t MoeBlock::ffn() const {
 bool MoeBlock::sharded() const { return etp_ > 1 && cfg_.etp_scheme == "allgather"; }
 bool MoeBlock::replicated() const { return etp_ > 1 && cfg_.etp_scheme == "scatter_gather"; }
 
-std::vector<std::string> MoeBlock::collectives() { return {"allgather", "alltoallv", "allreduce"}; }
+std::vector<Collective> MoeBlock::collectives() {
+  return {Collective::allgather, Collective::alltoallv, Collective::allreduce};
+}
 
 std::vector<GroupKind> MoeBlock::groups(const ParallelConfig& c) const {
   if (c.etp > 1) return {GroupKind::ep, GroupKind::etp};
@@ -214,29 +216,29 @@ std::vector<PlannedCall> MoeBlock::forward_plan(const ParallelConfig& c, std::si
   const auto ep = static_cast<std::size_t>(c.ep), etp = static_cast<std::size_t>(c.etp);
   std::vector<PlannedCall> p{counts_call(site(kCounts), GroupKind::ep, ep * e)};
   if (c.etp > 1) p.push_back(counts_call(site(kCountsEtp), GroupKind::etp, etp * ep * e));
-  p.push_back(planned_call(site(kDispatch), "alltoallv", GroupKind::ep, 0));
+  p.push_back(planned_call(site(kDispatch), Collective::alltoallv, GroupKind::ep, 0));
   if (c.etp > 1) {
     const bool ag = cfg_.etp_scheme == "allgather";
-    p.push_back(planned_call(site(ag ? kEtpGatherF : kEtpScatterF), "alltoallv", GroupKind::etp, 0));
-    p.push_back(planned_call(site(ag ? kEtpReduceF : kEtpCollectF), "alltoallv", GroupKind::etp, 0));
+    p.push_back(planned_call(site(ag ? kEtpGatherF : kEtpScatterF), Collective::alltoallv, GroupKind::etp, 0));
+    p.push_back(planned_call(site(ag ? kEtpReduceF : kEtpCollectF), Collective::alltoallv, GroupKind::etp, 0));
   }
-  p.push_back(planned_call(site(kCombine), "alltoallv", GroupKind::ep, 0));
+  p.push_back(planned_call(site(kCombine), Collective::alltoallv, GroupKind::ep, 0));
   return p;
 }
 
 std::vector<PlannedCall> MoeBlock::backward_plan(const ParallelConfig& c, std::size_t) const {
   check_layout(c);
-  std::vector<PlannedCall> p{planned_call(site(kCombineB), "alltoallv", GroupKind::ep, 0)};
+  std::vector<PlannedCall> p{planned_call(site(kCombineB), Collective::alltoallv, GroupKind::ep, 0)};
   if (c.etp > 1) {
     const bool ag = cfg_.etp_scheme == "allgather";
-    p.push_back(planned_call(site(ag ? kEtpGatherB : kEtpScatterB), "alltoallv", GroupKind::etp, 0));
-    p.push_back(planned_call(site(ag ? kEtpReduceB : kEtpCollectB), "alltoallv", GroupKind::etp, 0));
+    p.push_back(planned_call(site(ag ? kEtpGatherB : kEtpScatterB), Collective::alltoallv, GroupKind::etp, 0));
+    p.push_back(planned_call(site(ag ? kEtpReduceB : kEtpCollectB), Collective::alltoallv, GroupKind::etp, 0));
     if (!ag && !cfg_.identity_experts) {
       const std::size_t local = static_cast<std::size_t>(cfg_.experts / c.ep);
-      p.push_back(planned_call(site(kEtpGrads), "allreduce", GroupKind::etp, local * 2 * h_ * ffn()));
+      p.push_back(planned_call(site(kEtpGrads), Collective::allreduce, GroupKind::etp, local * 2 * h_ * ffn()));
     }
   }
-  p.push_back(planned_call(site(kDispatchB), "alltoallv", GroupKind::ep, 0));
+  p.push_back(planned_call(site(kDispatchB), Collective::alltoallv, GroupKind::ep, 0));
   return p;
 }
 

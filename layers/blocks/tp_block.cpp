@@ -7,9 +7,9 @@ std::vector<PlannedCall> tp_block_plan(std::size_t tokens_x_hidden, Passes p,
                                        const std::string& backward_site) {
   std::vector<PlannedCall> calls;
   if (p.forward)
-    calls.push_back(planned_call(forward_site, "allreduce", GroupKind::tp, tokens_x_hidden));
+    calls.push_back(planned_call(forward_site, Collective::allreduce, GroupKind::tp, tokens_x_hidden));
   if (p.backward)
-    calls.push_back(planned_call(backward_site, "allreduce", GroupKind::tp, tokens_x_hidden));
+    calls.push_back(planned_call(backward_site, Collective::allreduce, GroupKind::tp, tokens_x_hidden));
   return calls;
 }
 

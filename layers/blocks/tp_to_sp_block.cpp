@@ -68,8 +68,9 @@ std::string_view tp_to_sp_scheme_name(TpToSpScheme scheme) {
 TpToSpBlock::TpToSpBlock(TpToSpScheme scheme, TpToSpShape shape, std::string site_prefix)
     : scheme_(scheme), shape_(shape), prefix_(std::move(site_prefix)) {}
 
-std::vector<std::string> TpToSpBlock::collectives() {
-  return {"allreduce", "reduce_scatter", "allgather", "alltoall"};
+std::vector<Collective> TpToSpBlock::collectives() {
+  return {Collective::allreduce, Collective::reduce_scatter, Collective::allgather,
+          Collective::alltoall};
 }
 
 std::string TpToSpBlock::forward_site() const {
@@ -90,24 +91,24 @@ std::vector<PlannedCall> TpToSpBlock::forward_plan() const {
   const std::size_t th = shape_.tokens * shape_.h;
   switch (scheme_) {
     case TpToSpScheme::allreduce:
-      return {planned_call(forward_site(), "allreduce", GroupKind::tp, th)};
+      return {planned_call(forward_site(), Collective::allreduce, GroupKind::tp, th)};
     case TpToSpScheme::reduce_scatter:
-      return {planned_call(forward_site(), "reduce_scatter", GroupKind::tp, th)};
+      return {planned_call(forward_site(), Collective::reduce_scatter, GroupKind::tp, th)};
     case TpToSpScheme::alltoall: break;
   }
   if (shape_.tp < 1) throw std::logic_error("TpToSpBlock: TpToSpShape::tp is not set");
   const std::size_t per_peer = (shape_.tokens / n()) * (shape_.k / n());
-  return {planned_call(forward_site(), "alltoall", GroupKind::tp, per_peer)};
+  return {planned_call(forward_site(), Collective::alltoall, GroupKind::tp, per_peer)};
 }
 
 std::vector<PlannedCall> TpToSpBlock::backward_plan() const {
   const std::vector<std::string> sites = backward_sites();
   if (scheme_ != TpToSpScheme::alltoall)
-    return {planned_call(sites[0], "allgather", GroupKind::tp, shape_.tokens * shape_.h)};
+    return {planned_call(sites[0], Collective::allgather, GroupKind::tp, shape_.tokens * shape_.h)};
   if (shape_.tp < 1) throw std::logic_error("TpToSpBlock: TpToSpShape::tp is not set");
   const std::size_t per_peer = (shape_.tokens / n()) * (shape_.k / n());
-  return {planned_call(sites[0], "alltoall", GroupKind::tp, per_peer),
-          planned_call(sites[1], "allreduce", GroupKind::tp, shape_.k * shape_.h)};
+  return {planned_call(sites[0], Collective::alltoall, GroupKind::tp, per_peer),
+          planned_call(sites[1], Collective::allreduce, GroupKind::tp, shape_.k * shape_.h)};
 }
 
 std::vector<PlannedCall> TpToSpBlock::plan(Passes p) const {

@@ -44,8 +44,7 @@ Fault fault_from_environment() {
   return f;
 }
 
-CollectiveCalls::CollectiveCalls(std::map<std::string, const Algorithm*, std::less<>> algorithms,
-                                 DataType storage, Fault fault)
+CollectiveCalls::CollectiveCalls(AlgorithmChoice algorithms, DataType storage, Fault fault)
     : algorithms_(std::move(algorithms)), storage_(storage), fault_(std::move(fault)) {}
 
 void CollectiveCalls::add_group(std::unique_ptr<GroupComm> group) {
@@ -59,10 +58,11 @@ GroupComm& CollectiveCalls::group(GroupKind kind) {
                          " group it did not ask for");
 }
 
-const Algorithm& CollectiveCalls::algorithm(std::string_view collective) const {
+const Algorithm& CollectiveCalls::algorithm(Collective collective) const {
   const auto it = algorithms_.find(collective);
   if (it == algorithms_.end())
-    throw std::logic_error("layer calls " + std::string(collective) + ", which it did not declare");
+    throw std::logic_error("layer calls " + std::string(collective_name(collective)) +
+                           ", which it did not declare");
   return *it->second;
 }
 
@@ -82,16 +82,15 @@ void CollectiveCalls::allreduce_sum(GroupKind group, std::string_view site, Tens
   allreduce(group, site, t.data, ReduceOp::sum, storage_);
 }
 
-void CollectiveCalls::execute(GroupKind group, std::string_view site,
-                              std::string_view collective, CollArgs args,
-                              std::span<const float> send, std::span<float> recv,
+void CollectiveCalls::execute(GroupKind group, std::string_view site, Collective collective,
+                              CollArgs args, std::span<const float> send, std::span<float> recv,
                               bool in_place) {
   if (!is_storage_dtype(args.dtype))
-    throw std::logic_error("layer " + std::string(collective) + " in " +
+    throw std::logic_error("layer " + std::string(collective_name(collective)) + " in " +
                            std::string(dtype_name(args.dtype)));
   GroupComm& g = this->group(group);
   const Algorithm& algo = algorithm(collective);
-  CallRecord rec{std::string(site), std::string(collective), group, args.count, args.dtype,
+  CallRecord rec{std::string(site), collective, group, args.count, args.dtype,
                  args.op, args.root, {args.splits.begin(), args.splits.end()}, {}};
   if (!(matches(fault_, site) && fault_.kind == Fault::Kind::skip)) {
     const bool bf16 = args.dtype == DataType::bfloat16;
@@ -117,7 +116,7 @@ void CollectiveCalls::allreduce(GroupKind group, std::string_view site, std::spa
   args.count = data.size();
   args.dtype = dtype;
   args.op = op;
-  execute(group, site, "allreduce", args, {}, data, true);
+  execute(group, site, Collective::allreduce, args, {}, data, true);
 }
 
 namespace {
@@ -134,8 +133,8 @@ CollArgs args_of(std::size_t count, DataType dtype) {
 void CollectiveCalls::allgather(GroupKind group, std::string_view site,
                                 std::span<const float> mine, std::span<float> all,
                                 std::optional<DataType> dtype) {
-  execute(group, site, "allgather", args_of(all.size(), dtype.value_or(storage_)), mine, all,
-          false);
+  execute(group, site, Collective::allgather, args_of(all.size(), dtype.value_or(storage_)), mine,
+          all, false);
 }
 
 void CollectiveCalls::reduce_scatter(GroupKind group, std::string_view site,
@@ -143,7 +142,7 @@ void CollectiveCalls::reduce_scatter(GroupKind group, std::string_view site,
                                      ReduceOp op, std::optional<DataType> dtype) {
   CollArgs a = args_of(full.size(), dtype.value_or(storage_));
   a.op = op;
-  execute(group, site, "reduce_scatter", a, full, mine, false);
+  execute(group, site, Collective::reduce_scatter, a, full, mine, false);
 }
 
 void CollectiveCalls::alltoall(GroupKind group, std::string_view site,
@@ -152,8 +151,8 @@ void CollectiveCalls::alltoall(GroupKind group, std::string_view site,
   const std::size_t n = static_cast<std::size_t>(this->group(group).size());
   if (send.size() % n != 0 || recv.size() != send.size())
     throw std::logic_error(std::string(site) + ": all-to-all buffers are not N equal blocks");
-  execute(group, site, "alltoall", args_of(send.size() / n, dtype.value_or(storage_)), send,
-          recv, false);
+  execute(group, site, Collective::alltoall, args_of(send.size() / n, dtype.value_or(storage_)),
+          send, recv, false);
 }
 
 void CollectiveCalls::alltoallv(GroupKind group, std::string_view site,
@@ -162,14 +161,14 @@ void CollectiveCalls::alltoallv(GroupKind group, std::string_view site,
                                 std::optional<DataType> dtype) {
   CollArgs a = args_of(0, dtype.value_or(storage_));
   a.splits = splits;
-  execute(group, site, "alltoallv", a, send, recv, false);
+  execute(group, site, Collective::alltoallv, a, send, recv, false);
 }
 
 void CollectiveCalls::broadcast(GroupKind group, std::string_view site, std::span<float> data,
                                 int root, std::optional<DataType> dtype) {
   CollArgs a = args_of(data.size(), dtype.value_or(storage_));
   a.root = root;
-  execute(group, site, "broadcast", a, {}, data, true);
+  execute(group, site, Collective::broadcast, a, {}, data, true);
 }
 
 void CollectiveCalls::scatter(GroupKind group, std::string_view site,
@@ -177,7 +176,7 @@ void CollectiveCalls::scatter(GroupKind group, std::string_view site,
                               std::size_t count, int root, std::optional<DataType> dtype) {
   CollArgs a = args_of(count, dtype.value_or(storage_));
   a.root = root;
-  execute(group, site, "scatter", a, full, mine, false);
+  execute(group, site, Collective::scatter, a, full, mine, false);
 }
 
 void CollectiveCalls::gather(GroupKind group, std::string_view site,
@@ -185,7 +184,7 @@ void CollectiveCalls::gather(GroupKind group, std::string_view site,
                              std::size_t count, int root, std::optional<DataType> dtype) {
   CollArgs a = args_of(count, dtype.value_or(storage_));
   a.root = root;
-  execute(group, site, "gather", a, mine, full, false);
+  execute(group, site, Collective::gather, a, mine, full, false);
 }
 
 void CollectiveCalls::allgather_counts(GroupKind group, std::string_view site,
@@ -193,11 +192,11 @@ void CollectiveCalls::allgather_counts(GroupKind group, std::string_view site,
                                        std::span<std::int64_t> all) {
   GroupComm& g = this->group(group);
   CollArgs a = args_of(all.size(), DataType::int64);
-  CallRecord rec{std::string(site), "allgather", group, a.count, a.dtype, a.op, 0, {}, {}};
+  CallRecord rec{std::string(site), Collective::allgather, group, a.count, a.dtype, a.op, 0, {}, {}};
   if (!(matches(fault_, site) && fault_.kind == Fault::Kind::skip)) {
     a.sendbuf = mine.data();
     a.recvbuf = all.data();
-    run(g, algorithm("allgather"), a);
+    run(g, algorithm(Collective::allgather), a);
     rec.measured = g.traffic().total();
   }
   if (recording_) records_.push_back(std::move(rec));

@@ -23,14 +23,13 @@ namespace collscope::layers {
 namespace {
 
 using program::WatchedSection;
-using Algorithms = std::map<std::string, const Algorithm*, std::less<>>;
 
 // ---- step 1: everything that needs only the command line and the world size ------------
 
 struct Prepared {
   LayerOptions options;
   ParallelConfig config;
-  Algorithms algorithms;
+  AlgorithmChoice algorithms;
   std::vector<PlannedCall> plan;
   Fault fault;  // COLLSCOPE_DEBUG_LAYER_FAULT (collective_calls.hpp)
 };
@@ -93,14 +92,17 @@ SiteVolume planned_site(const PlannedCall& c, const Prepared& p, const SplitsByR
           theory_total(algo.theory, group_of(p.config, c.group, r).position, s.group_size, args));
     }
   if (!splits.empty()) args.splits = splits.front();
-  s.closed_form_bytes = textbook_sent_bytes(c.collective, algo.name, s.group_size, args);
-  s.closed_form = std::string(textbook_formula_text(c.collective, algo.name).value_or(""));
+  // The textbook formulas' table is keyed by names (collectives/textbook_formulas.hpp).
+  const std::string_view coll = algo.collective_name();
+  s.closed_form_bytes = textbook_sent_bytes(coll, algo.name, s.group_size, args);
+  s.closed_form = std::string(textbook_formula_text(coll, algo.name).value_or(""));
   return s;
 }
 
-std::string describe_call(const std::string& site, const std::string& collective,
-                          std::size_t count, DataType dtype, ReduceOp op, GroupKind group) {
-  return "'" + site + "' (" + collective + " of " + std::to_string(count) + " " +
+std::string describe_call(const std::string& site, Collective collective, std::size_t count,
+                          DataType dtype, ReduceOp op, GroupKind group) {
+  return "'" + site + "' (" + std::string(collective_name(collective)) + " of " +
+         std::to_string(count) + " " +
          std::string(dtype_name(dtype)) + " " + std::string(op_name(op)) + " on " +
          std::string(group_name(group)) + ")";
 }
@@ -197,20 +199,31 @@ void LayerRun::run_passes() {
   if (p_.options.passes.backward) layer_.backward(ctx_);
 }
 
+// The collective name -> algorithm name of each collective, in name order (the record's).
+std::map<std::string, std::string, std::less<>> algorithm_names(const AlgorithmChoice& chosen) {
+  std::map<std::string, std::string, std::less<>> names;
+  for (const auto& [coll, algo] : chosen)
+    names[std::string(collective_name(coll))] = std::string(algo->name);
+  return names;
+}
+
 // The layers' explanations of the seed figure work out the default algorithms' exact
 // volume (ring, pairwise all-to-all, ...); under another algorithm (tree, dbt, direct,
 // ...) of a collective the plan calls, the measured ratio differs, and says so.
-void note_other_algorithms(LayerRecord& r, const std::vector<PlannedCall>& plan) {
-  std::string others;
-  for (const auto& [coll, name] : r.algorithms) {
+void note_other_algorithms(LayerRecord& r, const AlgorithmChoice& chosen,
+                           const std::vector<PlannedCall>& plan) {
+  AlgorithmChoice others;
+  for (const auto& [coll, algo] : chosen) {
     const bool called = std::any_of(plan.begin(), plan.end(),
                                     [&](const PlannedCall& c) { return c.collective == coll; });
-    if (called && name != default_algorithm(coll))
-      others += (others.empty() ? "" : ", ") + coll + " " + name;
+    if (called && algo != &default_algorithm(coll)) others[coll] = algo;
   }
-  if (!others.empty())
+  std::string list;  // "allreduce tree, alltoall ring", in name order
+  for (const auto& [coll, name] : algorithm_names(others))
+    list += (list.empty() ? "" : ", ") + coll + " " + name;
+  if (!list.empty())
     r.seed_figure.explanation += " [these factors are the default algorithms'; this run uses " +
-                                 others + ", whose exact volume is the ratio measured above]";
+                                 list + ", whose exact volume is the ratio measured above]";
 }
 
 LayerRecord LayerRun::blank_record() const {
@@ -227,11 +240,11 @@ LayerRecord LayerRun::blank_record() const {
   r.passes = o.passes;
   r.shape = layer_.shape_json();
   r.seed = o.seed;
-  for (const auto& [coll, algo] : p_.algorithms) r.algorithms[coll] = std::string(algo->name);
+  r.algorithms = algorithm_names(p_.algorithms);
   r.iters = o.iters;
   r.warmup = o.warmup;
   r.seed_figure = layer_.seed_figure(p_.config, o.passes, o.storage);
-  note_other_algorithms(r, p_.plan);
+  note_other_algorithms(r, p_.algorithms, p_.plan);
   return r;
 }
 
@@ -286,7 +299,7 @@ std::vector<SplitsByRank> LayerRun::gather_splits() {
   const std::vector<CallRecord>& made = calls_.records();
   for (std::size_t i = 0; i < p_.plan.size(); ++i) {
     const PlannedCall& c = p_.plan[i];
-    if (c.collective != "alltoallv") continue;
+    if (c.collective != Collective::alltoallv) continue;
     const auto n = static_cast<std::size_t>(group_size(p_.config, c.group));
     std::vector<std::uint64_t> mine(n * n, 0);
     if (i < made.size() && made[i].splits.size() == mine.size()) mine = made[i].splits;

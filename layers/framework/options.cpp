@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "collscope/errors.hpp"
 #include "collscope/program/mpi_program.hpp"
@@ -10,17 +11,17 @@
 namespace collscope::layers {
 namespace {
 
-std::string flag_of(std::string_view collective) {
-  std::string flag = "--" + std::string(collective) + "-alg";
+std::string flag_of(Collective collective) {
+  std::string flag = "--" + std::string(collective_name(collective)) + "-alg";
   for (char& c : flag)
     if (c == '_') c = '-';
   return flag;
 }
 
-std::string algorithm_list(std::string_view collective) {
+std::string algorithm_list(Collective collective) {
   std::string s;
   for (const Algorithm& a : all_algorithms())
-    if (a.collective_name() == collective) s += (s.empty() ? "" : " ") + std::string(a.name);
+    if (a.collective == collective) s += (s.empty() ? "" : " ") + std::string(a.name);
   return s;
 }
 
@@ -68,11 +69,23 @@ void add_common_options(CLI::App& app, LayerOptions& o, std::string& pass, std::
 
 }  // namespace
 
-std::string default_algorithm(std::string_view collective) {
-  if (collective == "alltoall" || collective == "alltoallv") return "pairwise";
-  if (collective == "broadcast") return "binomial";
-  if (collective == "gather" || collective == "scatter") return "linear";
-  return "ring";
+std::string_view default_algorithm_name(Collective collective) {
+  switch (collective) {
+    case Collective::alltoall:
+    case Collective::alltoallv: return "pairwise";
+    case Collective::broadcast: return "binomial";
+    case Collective::gather:
+    case Collective::scatter: return "linear";
+    default: return "ring";
+  }
+}
+
+const Algorithm& default_algorithm(Collective collective) {
+  const Algorithm* a = find_algorithm(collective, default_algorithm_name(collective));
+  if (!a)
+    throw std::logic_error("no " + std::string(default_algorithm_name(collective)) + " " +
+                           std::string(collective_name(collective)) + " in the algorithm table");
+  return *a;
 }
 
 LayerOptions parse_layer_options(Layer& layer, int argc, const char* const* argv) {
@@ -89,11 +102,11 @@ LayerOptions parse_layer_options(Layer& layer, int argc, const char* const* argv
     app.add_option("--ep", o.ep, "expert-parallel degree EP (default: all ranks / ETP)");
   if (layer.degree_flags().etp)
     app.add_option("--etp", o.etp, "expert tensor-parallel degree ETP (default 1)");
-  for (const std::string& c : layer.collectives()) {
-    o.algorithm_names[c] = default_algorithm(c);
+  for (Collective c : layer.collectives()) {
+    o.algorithm_names[c] = default_algorithm_name(c);
     app.add_option(flag_of(c), o.algorithm_names[c],
-                   "algorithm of every " + c + ": " + algorithm_list(c) + " (mpi: the vendor's, "
-                   "bytes not measured)");
+                   "algorithm of every " + std::string(collective_name(c)) + ": " +
+                       algorithm_list(c) + " (mpi: the vendor's, bytes not measured)");
   }
   layer.add_options(app);
   app.set_help_flag("-h,--help", "print this help and exit");
@@ -117,10 +130,9 @@ ParallelConfig parallel_config(const Layer& layer, const LayerOptions& o, int wo
   return c;
 }
 
-std::map<std::string, const Algorithm*, std::less<>> resolve_algorithms(const Layer& layer,
-                                                                        const LayerOptions& o) {
-  std::map<std::string, const Algorithm*, std::less<>> out;
-  for (const std::string& c : layer.collectives()) {
+AlgorithmChoice resolve_algorithms(const Layer& layer, const LayerOptions& o) {
+  AlgorithmChoice out;
+  for (Collective c : layer.collectives()) {
     const std::string& name = o.algorithm_names.at(c);
     const Algorithm* a = find_algorithm(c, name);
     if (!a)

@@ -84,7 +84,7 @@ Json check_json(const TensorCheck& c) {
 Json site_json(const SiteVolume& s) {
   Json j;
   j["site"] = s.call.site;
-  j["collective"] = s.call.collective;
+  j["collective"] = collective_name(s.call.collective);
   j["algorithm"] = s.algorithm;
   j["group"] = group_name(s.call.group);
   j["group_size"] = s.group_size;

@@ -65,12 +65,12 @@ class DpGrad final : public Layer {
     return {{"S", shape_.seq}, {"B", shape_.batch}, {"T", shape_.tokens()},
             {"H", shape_.hidden}, {"O", shape_.out}};
   }
-  std::vector<std::string> collectives() const override { return {"allreduce"}; }
+  std::vector<Collective> collectives() const override { return {Collective::allreduce}; }
   std::vector<GroupKind> groups() const override { return {GroupKind::dp}; }
 
   std::vector<PlannedCall> plan(const ParallelConfig& c, Passes p) const override {
     if (!p.backward) return {};
-    return {planned_call(kGradSite, "allreduce", GroupKind::dp, shape_.h() * (shape_.o() / c.tp))};
+    return {planned_call(kGradSite, Collective::allreduce, GroupKind::dp, shape_.h() * (shape_.o() / c.tp))};
   }
 
   SeedFigure seed_figure(const ParallelConfig& c, Passes p, DataType storage) const override {

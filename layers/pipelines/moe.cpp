@@ -71,7 +71,7 @@ class Moe final : public Layer {
             {"etp_scheme", cfg_.etp_scheme},
             {"identity_experts", cfg_.identity_experts}};
   }
-  std::vector<std::string> collectives() const override { return MoeBlock::collectives(); }
+  std::vector<Collective> collectives() const override { return MoeBlock::collectives(); }
   std::vector<GroupKind> groups() const override { return {GroupKind::ep, GroupKind::etp}; }
 
   std::vector<PlannedCall> plan(const ParallelConfig& c, Passes p) const override {

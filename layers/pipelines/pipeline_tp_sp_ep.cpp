@@ -48,8 +48,8 @@ struct Shape : TokenShape, AttentionFlags {
   AttentionShape attention() const { return attention_shape(*this, *this); }
 };
 
-std::vector<std::string> union_of(std::vector<std::string> a, const std::vector<std::string>& b) {
-  for (const std::string& c : b)
+std::vector<Collective> union_of(std::vector<Collective> a, const std::vector<Collective>& b) {
+  for (Collective c : b)
     if (std::find(a.begin(), a.end(), c) == a.end()) a.push_back(c);
   return a;
 }
@@ -127,8 +127,9 @@ class PipelineTpSpEp final : public Layer {
             {"capacity_factor", moe_config_.capacity_factor},
             {"routing", moe_config_.routing}, {"router_order", moe_config_.router_order}};
   }
-  std::vector<std::string> collectives() const override {
-    return union_of(union_of({"allreduce"}, TpToSpBlock::collectives()), MoeBlock::collectives());
+  std::vector<Collective> collectives() const override {
+    return union_of(union_of({Collective::allreduce}, TpToSpBlock::collectives()),
+                    MoeBlock::collectives());
   }
   std::vector<GroupKind> groups() const override { return {GroupKind::tp, GroupKind::ep}; }
 
@@ -144,7 +145,7 @@ class PipelineTpSpEp final : public Layer {
     if (p.backward) {
       append(calls, moe.backward_plan(c, local_tokens));
       append(calls, t2s.backward_plan());
-      calls.push_back(planned_call(kDxSite, "allreduce", GroupKind::tp, shape_.tokens() * shape_.h()));
+      calls.push_back(planned_call(kDxSite, Collective::allreduce, GroupKind::tp, shape_.tokens() * shape_.h()));
     }
     return calls;
   }

@@ -105,7 +105,7 @@ class TpAttention final : public Layer {
             {"H", shape_.hidden}, {"heads", shape_.heads}, {"head_dim", shape_.d()},
             {"causal", shape_.causal != 0}};
   }
-  std::vector<std::string> collectives() const override { return {"allreduce"}; }
+  std::vector<Collective> collectives() const override { return {Collective::allreduce}; }
   std::vector<GroupKind> groups() const override { return {GroupKind::tp}; }
 
   std::vector<PlannedCall> plan(const ParallelConfig&, Passes p) const override {

@@ -73,7 +73,7 @@ class TpMlp final : public Layer {
     return {{"S", shape_.seq}, {"B", shape_.batch}, {"T", shape_.tokens()},
             {"H", shape_.hidden}, {"F", shape_.f()}};
   }
-  std::vector<std::string> collectives() const override { return {"allreduce"}; }
+  std::vector<Collective> collectives() const override { return {Collective::allreduce}; }
   std::vector<GroupKind> groups() const override { return {GroupKind::tp}; }
 
   std::vector<PlannedCall> plan(const ParallelConfig&, Passes p) const override {

@@ -189,28 +189,28 @@ class TpSp final : public Layer {
             {"H", shape_.hidden},    {"heads", shape_.heads}, {"head_dim", shape_.d()},
             {"causal", shape_.causal != 0}, {"F", shape_.f()}};
   }
-  std::vector<std::string> collectives() const override {
-    return {"allgather", "reduce_scatter", "allreduce"};
+  std::vector<Collective> collectives() const override {
+    return {Collective::allgather, Collective::reduce_scatter, Collective::allreduce};
   }
   std::vector<GroupKind> groups() const override { return {GroupKind::tp}; }
 
   std::vector<PlannedCall> plan(const ParallelConfig&, Passes p) const override {
     const std::size_t th = shape_.tokens() * shape_.h();
-    const auto call = [](const char* site, const char* coll, std::size_t count) {
+    const auto call = [](const char* site, Collective coll, std::size_t count) {
       return planned_call(site, coll, GroupKind::tp, count);
     };
     std::vector<PlannedCall> calls;
     if (p.forward)
-      calls.insert(calls.end(), {call(kFwdAttnGather, "allgather", th),
-                                 call(kFwdAttnScatter, "reduce_scatter", th),
-                                 call(kFwdMlpGather, "allgather", th),
-                                 call(kFwdMlpScatter, "reduce_scatter", th)});
+      calls.insert(calls.end(), {call(kFwdAttnGather, Collective::allgather, th),
+                                 call(kFwdAttnScatter, Collective::reduce_scatter, th),
+                                 call(kFwdMlpGather, Collective::allgather, th),
+                                 call(kFwdMlpScatter, Collective::reduce_scatter, th)});
     if (p.backward)
-      calls.insert(calls.end(), {call(kBwdMlpGather, "allgather", th),
-                                 call(kBwdMlpScatter, "reduce_scatter", th),
-                                 call(kBwdAttnGather, "allgather", th),
-                                 call(kBwdAttnScatter, "reduce_scatter", th),
-                                 call(kBwdLnAllreduce, "allreduce", 4 * shape_.h())});
+      calls.insert(calls.end(), {call(kBwdMlpGather, Collective::allgather, th),
+                                 call(kBwdMlpScatter, Collective::reduce_scatter, th),
+                                 call(kBwdAttnGather, Collective::allgather, th),
+                                 call(kBwdAttnScatter, Collective::reduce_scatter, th),
+                                 call(kBwdLnAllreduce, Collective::allreduce, 4 * shape_.h())});
     return calls;
   }
 

@@ -94,7 +94,7 @@ class TpToSp final : public Layer {
     return {{"S", shape_.seq}, {"B", shape_.batch}, {"T", shape_.tokens()},
             {"K", shape_.k_width()}, {"H", shape_.hidden}};
   }
-  std::vector<std::string> collectives() const override { return TpToSpBlock::collectives(); }
+  std::vector<Collective> collectives() const override { return TpToSpBlock::collectives(); }
   std::vector<GroupKind> groups() const override { return {GroupKind::tp}; }
 
   // Called by the driver before any communication: K by TP is checked here (ModelDims

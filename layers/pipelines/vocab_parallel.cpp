@@ -138,17 +138,17 @@ class VocabParallel final : public Layer {
     return {{"S", shape_.seq}, {"B", shape_.batch}, {"T", shape_.tokens()},
             {"H", shape_.hidden}, {"V", shape_.vocab}, {"tied", true}};
   }
-  std::vector<std::string> collectives() const override { return {"allreduce"}; }
+  std::vector<Collective> collectives() const override { return {Collective::allreduce}; }
   std::vector<GroupKind> groups() const override { return {GroupKind::tp}; }
 
   std::vector<PlannedCall> plan(const ParallelConfig&, Passes p) const override {
     const std::size_t t = shape_.tokens();
     if (!p.forward) return {};  // the backward moves nothing
     constexpr DataType f32 = DataType::float32;
-    return {planned_call(kEmbedSite, "allreduce", GroupKind::tp, t * shape_.h()),
-            planned_call(kMaxSite, "allreduce", GroupKind::tp, t, f32, ReduceOp::max),
-            planned_call(kTargetSite, "allreduce", GroupKind::tp, t, f32, ReduceOp::sum),
-            planned_call(kSumExpSite, "allreduce", GroupKind::tp, t, f32, ReduceOp::sum)};
+    return {planned_call(kEmbedSite, Collective::allreduce, GroupKind::tp, t * shape_.h()),
+            planned_call(kMaxSite, Collective::allreduce, GroupKind::tp, t, f32, ReduceOp::max),
+            planned_call(kTargetSite, Collective::allreduce, GroupKind::tp, t, f32, ReduceOp::sum),
+            planned_call(kSumExpSite, Collective::allreduce, GroupKind::tp, t, f32, ReduceOp::sum)};
   }
 
   SeedFigure seed_figure(const ParallelConfig& c, Passes p, DataType storage) const override {

@@ -26,7 +26,7 @@ TEST(TpMlpPlan, OneAllreduceOfTHPerPass) {
   EXPECT_EQ(plan[0].site, "fwd fc2 allreduce Y [T,H]");
   EXPECT_EQ(plan[1].site, "bwd fc1 allreduce dX [T,H]");
   for (const PlannedCall& p : plan) {
-    EXPECT_EQ(p.collective, "allreduce");
+    EXPECT_EQ(p.collective, Collective::allreduce);
     EXPECT_EQ(p.group, GroupKind::tp);
     EXPECT_EQ(p.count, 5u * 3u * 7u);
   }
@@ -94,11 +94,13 @@ TEST(LayerOptions, Defaults) {
   const LayerOptions o = parse(*layer, {});
   EXPECT_EQ(o.storage, DataType::float32);
   EXPECT_TRUE(o.passes.forward && o.passes.backward);
-  EXPECT_EQ(o.algorithm_names.at("allreduce"), "ring");
-  EXPECT_EQ(resolve_algorithms(*layer, o).at("allreduce")->name, "ring");
+  EXPECT_EQ(o.algorithm_names.at(Collective::allreduce), "ring");
+  EXPECT_EQ(resolve_algorithms(*layer, o).at(Collective::allreduce)->name, "ring");
   EXPECT_EQ(parse(*layer, {"-d", "bfloat16"}).storage, DataType::bfloat16);
   EXPECT_EQ(parse(*layer, {"-d", "float"}).storage, DataType::float32);
-  EXPECT_TRUE(resolve_algorithms(*layer, parse(*layer, {"--allreduce-alg", "mpi"})).at("allreduce")->is_vendor());
+  EXPECT_TRUE(resolve_algorithms(*layer, parse(*layer, {"--allreduce-alg", "mpi"}))
+                  .at(Collective::allreduce)
+                  ->is_vendor());
 }
 
 TEST(LayerOptions, BadInputIsAUsageError) {

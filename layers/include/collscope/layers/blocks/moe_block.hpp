@@ -37,7 +37,8 @@ class MoeBlock {
  public:
   MoeBlock(const MoeConfig& c, std::size_t hidden, std::string site_prefix);
 
-  static std::vector<std::string> collectives();  // allgather (counts), alltoallv, allreduce
+  // allgather (the counts), alltoallv (the rows), allreduce (replicated experts' gradients)
+  static std::vector<Collective> collectives();
   std::vector<GroupKind> groups(const ParallelConfig& c) const;  // ep (+ etp when ETP > 1)
   // Throw UsageError when the layout does not fit (FFN by ETP under scheme allgather).
   std::vector<PlannedCall> forward_plan(const ParallelConfig& c, std::size_t tokens) const;

@@ -51,7 +51,7 @@ class TpToSpBlock {
   const TpToSpShape& shape() const { return shape_; }
 
   // Every collective any scheme may call (the driver makes a --<coll>-alg flag for each).
-  static std::vector<std::string> collectives();
+  static std::vector<Collective> collectives();
 
   // The call sites, all on GroupKind::tp: forward's (when p.forward) then backward's.
   std::vector<PlannedCall> plan(Passes p) const;

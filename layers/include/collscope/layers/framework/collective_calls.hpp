@@ -52,7 +52,7 @@ Fault fault_from_environment();
 // What one rank saw of one call.
 struct CallRecord {
   std::string site;
-  std::string collective;  // "allreduce"
+  Collective collective = Collective::allreduce;
   GroupKind group = GroupKind::tp;
   std::size_t count = 0;   // elements
   DataType dtype = DataType::float32;  // what travelled
@@ -62,15 +62,16 @@ struct CallRecord {
   RankVolume measured;     // this rank's, from its group's counting transport
 };
 
+// The algorithm each collective a layer calls runs with (--<collective>-alg).
+using AlgorithmChoice = std::map<Collective, const Algorithm*>;
+
 class CollectiveCalls {
  public:
-  // `algorithms`: collective name -> the algorithm to run it with.
-  CollectiveCalls(std::map<std::string, const Algorithm*, std::less<>> algorithms,
-                  DataType storage, Fault fault = {});
+  CollectiveCalls(AlgorithmChoice algorithms, DataType storage, Fault fault = {});
 
   void add_group(std::unique_ptr<GroupComm> group);
   GroupComm& group(GroupKind kind);
-  const Algorithm& algorithm(std::string_view collective) const;
+  const Algorithm& algorithm(Collective collective) const;
 
   // Sums `t` over the group, in place: every rank of the group ends with the sum.
   void allreduce_sum(GroupKind group, std::string_view site, Tensor& t);
@@ -115,13 +116,12 @@ class CollectiveCalls {
   // One call of `collective`: packs `send` (or, in place, `recv`) as args.dtype, runs,
   // unpacks into `recv`, records, injects the fault. args has count, dtype, op, root
   // and splits set; the buffers are filled in here.
-  void execute(GroupKind group, std::string_view site, std::string_view collective,
-               CollArgs args, std::span<const float> send, std::span<float> recv,
-               bool in_place);
+  void execute(GroupKind group, std::string_view site, Collective collective, CollArgs args,
+               std::span<const float> send, std::span<float> recv, bool in_place);
   void inject_fault(const GroupComm& g, std::string_view site, std::span<float> data,
                     DataType dtype) const;
 
-  std::map<std::string, const Algorithm*, std::less<>> algorithms_;
+  AlgorithmChoice algorithms_;
   DataType storage_;
   Fault fault_;
   std::vector<std::unique_ptr<GroupComm>> groups_;

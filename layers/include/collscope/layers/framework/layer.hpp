@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "collscope/collective.hpp"
 #include "collscope/layers/framework/collective_calls.hpp"
 #include "collscope/layers/framework/groups.hpp"
 #include "collscope/layers/math/compare.hpp"
@@ -35,7 +36,7 @@ struct Passes {
 
 struct PlannedCall {
   std::string site;        // "fwd fc2 allreduce Y [T,H]"
-  std::string collective;  // "allreduce"
+  Collective collective = Collective::allreduce;
   GroupKind group = GroupKind::tp;
   std::size_t count = 0;   // elements of the call (CollArgs::count)
   std::optional<DataType> dtype;  // what travels; unset: the storage dtype
@@ -47,12 +48,12 @@ struct PlannedCall {
 };
 
 // A call site in the storage dtype (`dtype` unset) or its own.
-inline PlannedCall planned_call(std::string site, std::string collective, GroupKind group,
+inline PlannedCall planned_call(std::string site, Collective collective, GroupKind group,
                                 std::size_t count, std::optional<DataType> dtype = {},
                                 ReduceOp op = ReduceOp::sum) {
   PlannedCall c;
   c.site = std::move(site);
-  c.collective = std::move(collective);
+  c.collective = collective;
   c.group = group;
   c.count = count;
   c.dtype = dtype;
@@ -134,7 +135,7 @@ class Layer {
   virtual void check_shape() const = 0;
   virtual ModelDims dims() const = 0;  // checked against the layout
   virtual nlohmann::ordered_json shape_json() const = 0;
-  virtual std::vector<std::string> collectives() const = 0;  // {"allreduce"}
+  virtual std::vector<Collective> collectives() const = 0;  // {Collective::allreduce}
   virtual std::vector<GroupKind> groups() const = 0;         // {GroupKind::tp}
   virtual std::vector<PlannedCall> plan(const ParallelConfig& c, Passes p) const = 0;
   virtual SeedFigure seed_figure(const ParallelConfig& c, Passes p, DataType storage) const = 0;

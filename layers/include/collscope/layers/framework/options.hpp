@@ -29,15 +29,16 @@ struct LayerOptions {
   int tp = 0;  // 0: the layer's default
   int ep = 0;  // 0: every rank (layers with --ep)
   int etp = 1;
-  std::map<std::string, std::string, std::less<>> algorithm_names;  // collective -> name
+  std::map<Collective, std::string> algorithm_names;  // as --<collective>-alg gave them
   bool show_help = false;
   std::string help_text;
 };
 
 // The default algorithm of each collective: the ring where there is one, else the
 // simplest hand-written schedule (pairwise all-to-all(-v), binomial broadcast, linear
-// scatter and gather).
-std::string default_algorithm(std::string_view collective);
+// scatter and gather). Its name is the default of the --<collective>-alg flag.
+std::string_view default_algorithm_name(Collective collective);
+const Algorithm& default_algorithm(Collective collective);
 
 // Throws UsageError (one line) for anything malformed; needs no communication.
 LayerOptions parse_layer_options(Layer& layer, int argc, const char* const* argv);
@@ -47,7 +48,6 @@ ParallelConfig parallel_config(const Layer& layer, const LayerOptions& o, int wo
 
 // The algorithm of each collective the layer calls. Throws UsageError for a name the
 // table does not have.
-std::map<std::string, const Algorithm*, std::less<>> resolve_algorithms(const Layer& layer,
-                                                                        const LayerOptions& o);
+AlgorithmChoice resolve_algorithms(const Layer& layer, const LayerOptions& o);
 
 }  // namespace collscope::layers
