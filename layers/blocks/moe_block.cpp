@@ -154,22 +154,28 @@ PlannedCall counts_call(const std::string& site, GroupKind g, std::size_t count)
 
 }  // namespace
 
-void add_moe_options(CLI::App& app, MoeConfig& c) {
+std::string_view etp_scheme_name(EtpScheme s) {
+  return s == EtpScheme::allgather ? "allgather" : "scatter_gather";
+}
+
+void add_moe_options(CLI::App& app, MoeFlags& f) {
+  MoeConfig& c = f.config;
   app.add_option("--experts", c.experts, "number of experts E, divisible by EP");
   app.add_option("--topk", c.topk, "experts per token k (1 .. E)");
   app.add_option("--moe-ffn", c.ffn, "expert FFN size F (default 2 x H)");
   app.add_option("--capacity-factor", c.capacity_factor,
                  "capacity per expert per rank ceil(C T k / E); 0: dropless (default)");
-  app.add_option("--routing", c.routing, "learned|uniform|skewed (default learned)");
-  app.add_option("--router-order", c.router_order,
+  app.add_option("--routing", f.routing, "learned|uniform|skewed (default learned)");
+  app.add_option("--router-order", f.router_order,
                  "softmax_topk (Megatron's default) or topk_softmax");
-  app.add_option("--etp-scheme", c.etp_scheme,
+  app.add_option("--etp-scheme", f.etp_scheme,
                  "ETP > 1: allgather (seed 004 scheme 2) or scatter_gather (scheme 1)");
   app.add_flag("--identity-experts", c.identity_experts,
                "experts return their input (tests the dispatch / combine round trip)");
 }
 
-void check_moe_config(const MoeConfig& c, std::int64_t hidden) {
+MoeConfig read_moe_flags(const MoeFlags& f, std::int64_t hidden) {
+  MoeConfig c = f.config;
   if (c.experts < 1) throw UsageError("--experts must be at least 1, got " + std::to_string(c.experts));
   if (c.topk < 1 || c.topk > c.experts)
     throw UsageError("--topk must be in 1 .. experts (" + std::to_string(c.experts) + "), got " +
@@ -178,11 +184,14 @@ void check_moe_config(const MoeConfig& c, std::int64_t hidden) {
   if (!(c.capacity_factor >= 0))
     throw UsageError("--capacity-factor must be at least 0 (0: dropless)");
   if (hidden < 1) throw UsageError("--hidden must be at least 1");
-  parse_routing_mode(c.routing);
-  parse_router_order(c.router_order);
-  if (c.etp_scheme != "allgather" && c.etp_scheme != "scatter_gather")
-    throw UsageError("--etp-scheme must be allgather or scatter_gather, got '" + c.etp_scheme +
+  c.routing = parse_routing_mode(f.routing);
+  c.router_order = parse_router_order(f.router_order);
+  if (f.etp_scheme == "allgather") c.etp_scheme = EtpScheme::allgather;
+  else if (f.etp_scheme == "scatter_gather") c.etp_scheme = EtpScheme::scatter_gather;
+  else
+    throw UsageError("--etp-scheme must be allgather or scatter_gather, got '" + f.etp_scheme +
                      "'");
+  return c;
 }
 
 MoeBlock::MoeBlock(const MoeConfig& c, std::size_t hidden, std::string site_prefix)
@@ -192,8 +201,10 @@ std::size_t MoeBlock::ffn() const {
   return cfg_.ffn > 0 ? static_cast<std::size_t>(cfg_.ffn) : 2 * h_;
 }
 
-bool MoeBlock::sharded() const { return etp_ > 1 && cfg_.etp_scheme == "allgather"; }
-bool MoeBlock::replicated() const { return etp_ > 1 && cfg_.etp_scheme == "scatter_gather"; }
+bool MoeBlock::sharded() const { return etp_ > 1 && cfg_.etp_scheme == EtpScheme::allgather; }
+bool MoeBlock::replicated() const {
+  return etp_ > 1 && cfg_.etp_scheme == EtpScheme::scatter_gather;
+}
 
 std::vector<Collective> MoeBlock::collectives() {
   return {Collective::allgather, Collective::alltoallv, Collective::allreduce};
@@ -205,7 +216,8 @@ std::vector<GroupKind> MoeBlock::groups(const ParallelConfig& c) const {
 }
 
 void MoeBlock::check_layout(const ParallelConfig& c) const {
-  if (c.etp > 1 && cfg_.etp_scheme == "allgather" && ffn() % static_cast<std::size_t>(c.etp) != 0)
+  if (c.etp > 1 && cfg_.etp_scheme == EtpScheme::allgather &&
+      ffn() % static_cast<std::size_t>(c.etp) != 0)
     throw UsageError("expert FFN size " + std::to_string(ffn()) + " is not divisible by ETP " +
                      std::to_string(c.etp) + " (--etp-scheme allgather shards it)");
 }
@@ -218,7 +230,7 @@ std::vector<PlannedCall> MoeBlock::forward_plan(const ParallelConfig& c, std::si
   if (c.etp > 1) p.push_back(counts_call(site(kCountsEtp), GroupKind::etp, etp * ep * e));
   p.push_back(planned_call(site(kDispatch), Collective::alltoallv, GroupKind::ep, 0));
   if (c.etp > 1) {
-    const bool ag = cfg_.etp_scheme == "allgather";
+    const bool ag = cfg_.etp_scheme == EtpScheme::allgather;
     p.push_back(planned_call(site(ag ? kEtpGatherF : kEtpScatterF), Collective::alltoallv, GroupKind::etp, 0));
     p.push_back(planned_call(site(ag ? kEtpReduceF : kEtpCollectF), Collective::alltoallv, GroupKind::etp, 0));
   }
@@ -230,7 +242,7 @@ std::vector<PlannedCall> MoeBlock::backward_plan(const ParallelConfig& c, std::s
   check_layout(c);
   std::vector<PlannedCall> p{planned_call(site(kCombineB), Collective::alltoallv, GroupKind::ep, 0)};
   if (c.etp > 1) {
-    const bool ag = cfg_.etp_scheme == "allgather";
+    const bool ag = cfg_.etp_scheme == EtpScheme::allgather;
     p.push_back(planned_call(site(ag ? kEtpGatherB : kEtpScatterB), Collective::alltoallv, GroupKind::etp, 0));
     p.push_back(planned_call(site(ag ? kEtpReduceB : kEtpCollectB), Collective::alltoallv, GroupKind::etp, 0));
     if (!ag && !cfg_.identity_experts) {
@@ -245,8 +257,7 @@ std::vector<PlannedCall> MoeBlock::backward_plan(const ParallelConfig& c, std::s
 void MoeBlock::setup(LayerContext& ctx) {
   const ParallelConfig& c = ctx.config();
   spec_ = {static_cast<std::size_t>(cfg_.experts), static_cast<std::size_t>(cfg_.topk),
-           cfg_.capacity_factor, parse_router_order(cfg_.router_order),
-           parse_routing_mode(cfg_.routing)};
+           cfg_.capacity_factor, cfg_.router_order, cfg_.routing};
   ep_ = c.ep;
   etp_ = c.etp;
   ep_pos_ = ctx.position(GroupKind::ep).position;
@@ -609,9 +620,8 @@ MoeBlock::Reference MoeBlock::reference(const Gathered& g, const std::vector<int
                                         const std::vector<RefTensor>& dy, DataType storage) const {
   const std::size_t e = static_cast<std::size_t>(cfg_.experts), k = static_cast<std::size_t>(cfg_.topk);
   const std::size_t n = replica.size(), f = ffn(), local = e / static_cast<std::size_t>(g.ep);
-  const bool shard = g.etp > 1 && cfg_.etp_scheme == "allgather";
-  const RouterSpec spec{e, k, cfg_.capacity_factor, parse_router_order(cfg_.router_order),
-                        parse_routing_mode(cfg_.routing)};
+  const bool shard = g.etp > 1 && cfg_.etp_scheme == EtpScheme::allgather;
+  const RouterSpec spec{e, k, cfg_.capacity_factor, cfg_.router_order, cfg_.routing};
   const RefTensor wr = to_ref(g.wr[static_cast<std::size_t>(replica.front())]);
   Reference ref;
   std::vector<RefRouter> routers;
@@ -687,7 +697,7 @@ void MoeBlock::check_weights(const Gathered& g, const std::vector<int>& replica,
   if (cfg_.identity_experts) return;
   const std::size_t e = static_cast<std::size_t>(cfg_.experts), f = ffn();
   const std::size_t local = e / static_cast<std::size_t>(g.ep);
-  const bool shard = g.etp > 1 && cfg_.etp_scheme == "allgather";
+  const bool shard = g.etp > 1 && cfg_.etp_scheme == EtpScheme::allgather;
   // Sharded: the shards assembled; otherwise every ETP rank's copy (replicated experts'
   // gradients after the ETP allreduce) on its own.
   const int copies = shard ? 1 : g.etp;

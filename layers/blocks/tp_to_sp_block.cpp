@@ -39,6 +39,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "collscope/errors.hpp"
 #include "collscope/layers/framework/gather.hpp"
 #include "collscope/layers/math/data.hpp"
 #include "collscope/layers/math/math.hpp"
@@ -55,10 +56,10 @@ Tensor packed_column_block(const Tensor& m, std::size_t i, std::size_t w) {
 
 }  // namespace
 
-std::optional<TpToSpScheme> parse_tp_to_sp_scheme(std::string_view name) {
+TpToSpScheme parse_tp_to_sp_scheme(const std::string& name) {
   for (int i = 0; i < 3; ++i)
     if (name == kSchemeNames[i]) return static_cast<TpToSpScheme>(i);
-  return std::nullopt;
+  throw UsageError("--scheme must be allreduce, reduce_scatter or alltoall, got '" + name + "'");
 }
 
 std::string_view tp_to_sp_scheme_name(TpToSpScheme scheme) {

@@ -27,6 +27,7 @@ using program::WatchedSection;
 // ---- step 1: everything that needs only the command line and the world size ------------
 
 struct Prepared {
+  LayerDescription description;
   LayerOptions options;
   ParallelConfig config;
   AlgorithmChoice algorithms;
@@ -57,13 +58,14 @@ void check_plan(const Prepared& p) {
   }
 }
 
-Prepared prepare(Layer& layer, LayerOptions options, int world) {
-  Prepared p{std::move(options), {}, {}, {}, fault_from_environment()};
-  p.config = parallel_config(layer, p.options, world);
-  ModelDims dims = layer.dims();
-  dims.sp = layer.sequence_parallel();
+Prepared prepare(const Layer& layer, LayerDescription description, LayerOptions options,
+                 int world) {
+  Prepared p{std::move(description), std::move(options), {}, {}, {}, fault_from_environment()};
+  p.config = parallel_config(p.description, p.options, world);
+  ModelDims dims = p.options.shape.dims;
+  dims.sp = p.description.sequence_parallel;
   if (auto why = config_violation(p.config, dims)) throw UsageError(*why);
-  p.algorithms = resolve_algorithms(layer, p.options);
+  p.algorithms = resolve_algorithms(p.description, p.options);
   p.plan = layer.plan(p.config, p.options.passes);
   check_plan(p);
   return p;
@@ -185,7 +187,7 @@ LayerRun::LayerRun(Layer& layer, const Prepared& p, MPI_Comm world)
     : layer_(layer), p_(p), ctrl_(dup(world)), rank_(rank_of(ctrl_)),
       calls_(p.algorithms, p.options.storage, p.fault),
       ctx_(p_.config, rank_, p.options.storage, p.options.seed, calls_, ctrl_) {
-  for (GroupKind k : layer_.groups())
+  for (GroupKind k : p_.description.groups)
     calls_.add_group(std::make_unique<GroupComm>(p_.config, k, ctrl_, p.options.transport));
 }
 
@@ -229,16 +231,16 @@ void note_other_algorithms(LayerRecord& r, const AlgorithmChoice& chosen,
 LayerRecord LayerRun::blank_record() const {
   const LayerOptions& o = p_.options;
   LayerRecord r;
-  r.program = std::string(layer_.program());
-  r.layer = std::string(layer_.name());
-  r.scheme = std::string(layer_.scheme());
+  r.program = std::string(p_.description.program);
+  r.layer = std::string(p_.description.name);
+  r.scheme = o.shape.scheme;
   r.transport = o.transport;
   r.transport_env = transport_environment(o.transport);
   r.config = p_.config;
-  r.sp = layer_.sequence_parallel();
+  r.sp = p_.description.sequence_parallel;
   r.storage = o.storage;
   r.passes = o.passes;
-  r.shape = layer_.shape_json();
+  r.shape = o.shape.json;
   r.seed = o.seed;
   r.algorithms = algorithm_names(p_.algorithms);
   r.iters = o.iters;
@@ -403,7 +405,7 @@ int run_layer(Layer& layer, const Prepared& p, int argc, char** argv) {
     h5 = results::open_results_on_root(p.options.output_path,
                                        results::collect_run_attributes(argc, argv, MPI_COMM_WORLD),
                                        MPI_COMM_WORLD);
-  program::Watchdog watchdog(p.options.timeout_s, rank, std::string(layer.program()));
+  program::Watchdog watchdog(p.options.timeout_s, rank, std::string(p.description.program));
   LayerRun run(layer, p, MPI_COMM_WORLD);
   const LayerRecord r = run.run();
   int code = rank == 0 ? report(r, p.options, json, h5.get()) : kExitOk;
@@ -414,14 +416,15 @@ int run_layer(Layer& layer, const Prepared& p, int argc, char** argv) {
 }  // namespace
 
 int layer_main(std::unique_ptr<Layer> layer, int argc, char** argv) {
-  return program::run_mpi_program(layer->program(), argc, argv, [&](int rank, int nranks) {
+  const LayerDescription description = layer->describe();
+  return program::run_mpi_program(description.program, argc, argv, [&](int rank, int nranks) {
     use_one_blas_thread();
-    LayerOptions options = parse_layer_options(*layer, argc, argv);
+    LayerOptions options = parse_layer_options(*layer, description, argc, argv);
     if (options.show_help) {
       if (rank == 0) std::cout << options.help_text;
       return static_cast<int>(kExitOk);
     }
-    const Prepared p = prepare(*layer, std::move(options), nranks);
+    const Prepared p = prepare(*layer, description, std::move(options), nranks);
     return run_layer(*layer, p, argc, argv);
   });
 }

@@ -88,21 +88,23 @@ const Algorithm& default_algorithm(Collective collective) {
   return *a;
 }
 
-LayerOptions parse_layer_options(Layer& layer, int argc, const char* const* argv) {
+LayerOptions parse_layer_options(Layer& layer, const LayerDescription& description, int argc,
+                                 const char* const* argv) {
   LayerOptions o;
-  CLI::App app{"collscope " + std::string(layer.program()) + ": " + std::string(layer.summary()),
-               std::string(layer.program())};
+  const std::string program(description.program);
+  CLI::App app{"collscope " + program + ": " + std::string(description.summary), program};
   std::string pass = "both", dtype = "float32";
   add_common_options(app, o, pass, dtype);
-  if (layer.degree_flags().tp)
+  const DegreeFlags& degrees = description.degrees;
+  if (degrees.tp)
     app.add_option("--tp", o.tp,
-                   layer.degree_flags().tp_defaults_to_world ? "TP degree (default: all ranks)"
-                                                             : "TP degree (default 1)");
-  if (layer.degree_flags().ep)
+                   degrees.tp_defaults_to_world ? "TP degree (default: all ranks)"
+                                                : "TP degree (default 1)");
+  if (degrees.ep)
     app.add_option("--ep", o.ep, "expert-parallel degree EP (default: all ranks / ETP)");
-  if (layer.degree_flags().etp)
+  if (degrees.etp)
     app.add_option("--etp", o.etp, "expert tensor-parallel degree ETP (default 1)");
-  for (Collective c : layer.collectives()) {
+  for (Collective c : description.collectives) {
     o.algorithm_names[c] = default_algorithm_name(c);
     app.add_option(flag_of(c), o.algorithm_names[c],
                    "algorithm of every " + std::string(collective_name(c)) + ": " +
@@ -117,22 +119,24 @@ LayerOptions parse_layer_options(Layer& layer, int argc, const char* const* argv
   o.passes = parse_passes(pass);
   o.storage = parse_storage(dtype);
   check_common(o);
-  layer.check_shape();
+  o.shape = layer.read_options();
   return o;
 }
 
-ParallelConfig parallel_config(const Layer& layer, const LayerOptions& o, int world) {
+ParallelConfig parallel_config(const LayerDescription& description, const LayerOptions& o,
+                               int world) {
+  const DegreeFlags& degrees = description.degrees;
   ParallelConfig c;
   c.world = world;
-  c.tp = o.tp > 0 ? o.tp : layer.degree_flags().tp_defaults_to_world ? world : 1;
+  c.tp = o.tp > 0 ? o.tp : degrees.tp_defaults_to_world ? world : 1;
   c.etp = o.etp;
-  if (layer.degree_flags().ep) c.ep = o.ep > 0 ? o.ep : std::max(1, world / c.etp);
+  if (degrees.ep) c.ep = o.ep > 0 ? o.ep : std::max(1, world / c.etp);
   return c;
 }
 
-AlgorithmChoice resolve_algorithms(const Layer& layer, const LayerOptions& o) {
+AlgorithmChoice resolve_algorithms(const LayerDescription& description, const LayerOptions& o) {
   AlgorithmChoice out;
-  for (Collective c : layer.collectives()) {
+  for (Collective c : description.collectives) {
     const std::string& name = o.algorithm_names.at(c);
     const Algorithm* a = find_algorithm(c, name);
     if (!a)

@@ -21,6 +21,19 @@ RoutingMode parse_routing_mode(const std::string& s) {
   throw UsageError("--routing must be learned, uniform or skewed, got '" + s + "'");
 }
 
+std::string_view router_order_name(RouterOrder o) {
+  return o == RouterOrder::softmax_topk ? "softmax_topk" : "topk_softmax";
+}
+
+std::string_view routing_mode_name(RoutingMode m) {
+  switch (m) {
+    case RoutingMode::learned: return "learned";
+    case RoutingMode::uniform: return "uniform";
+    case RoutingMode::skewed: break;
+  }
+  return "skewed";
+}
+
 std::size_t hot_experts(std::size_t experts) { return std::max<std::size_t>(1, experts / 4); }
 
 double routing_bias(const RouterSpec& s, std::size_t token, std::size_t expert) {

@@ -39,34 +39,28 @@ struct Shape : TokenShape {
 
 class DpGrad final : public Layer {
  public:
-  std::string_view program() const override { return "layer_dp_grad"; }
-  std::string_view name() const override { return "dp_grad"; }
-  std::string_view scheme() const override { return "dp"; }
-  std::string_view summary() const override {
-    return "data-parallel gradient sync of a linear layer: allreduce SUM over DP, then / DP";
+  LayerDescription describe() const override {
+    return {.program = "layer_dp_grad",
+            .name = "dp_grad",
+            .summary = "data-parallel gradient sync of a linear layer: allreduce SUM over DP, "
+                       "then / DP",
+            .degrees = {.tp = true},
+            .collectives = {Collective::allreduce},
+            .groups = {GroupKind::dp}};
   }
-  DegreeFlags degree_flags() const override { return {true, false}; }
 
   void add_options(CLI::App& app) override {
     add_token_flags(app, shape_, "sequence length S (tokens per replica T = S x B)",
                     "input features H");
     app.add_option("-K,--out-features", shape_.out, "output features O, divisible by TP");
   }
-  void check_shape() const override {
+  LayerShape read_options() override {
     check_token_shape(shape_);
     require_at_least(shape_.out, 1, "--out-features");
+    LayerShape s{.scheme = "dp", .dims = {.out_features = shape_.out}, .json = token_json(shape_)};
+    s.json["O"] = shape_.out;
+    return s;
   }
-  ModelDims dims() const override {
-    ModelDims d;
-    d.out_features = shape_.out;
-    return d;
-  }
-  nlohmann::ordered_json shape_json() const override {
-    return {{"S", shape_.seq}, {"B", shape_.batch}, {"T", shape_.tokens()},
-            {"H", shape_.hidden}, {"O", shape_.out}};
-  }
-  std::vector<Collective> collectives() const override { return {Collective::allreduce}; }
-  std::vector<GroupKind> groups() const override { return {GroupKind::dp}; }
 
   std::vector<PlannedCall> plan(const ParallelConfig& c, Passes p) const override {
     if (!p.backward) return {};

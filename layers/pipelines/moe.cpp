@@ -35,44 +35,35 @@ using Shape = TokenShape;
 
 class Moe final : public Layer {
  public:
-  std::string_view program() const override { return "layer_moe"; }
-  std::string_view name() const override { return "moe"; }
-  std::string_view scheme() const override { return "ep"; }
-  std::string_view summary() const override {
-    return "expert-parallel MoE: router top-k, dispatch all-to-all-v over EP, local expert "
-           "FFNs (ETP schemes allgather / scatter_gather), combine all-to-all-v";
+  LayerDescription describe() const override {
+    return {.program = "layer_moe",
+            .name = "moe",
+            .summary = "expert-parallel MoE: router top-k, dispatch all-to-all-v over EP, local "
+                       "expert FFNs (ETP schemes allgather / scatter_gather), combine "
+                       "all-to-all-v",
+            .degrees = {.ep = true, .etp = true},
+            .collectives = MoeBlock::collectives(),
+            .groups = {GroupKind::ep, GroupKind::etp}};
   }
-  DegreeFlags degree_flags() const override { return {false, false, true, true}; }
 
   void add_options(CLI::App& app) override {
     add_token_flags(app, shape_, "sequence length S (tokens per rank T = S x B)");
-    add_moe_options(app, cfg_);
+    add_moe_options(app, flags_);
   }
-  void check_shape() const override {
+  LayerShape read_options() override {
     check_token_shape(shape_);
-    check_moe_config(cfg_, shape_.hidden);
+    cfg_ = read_moe_flags(flags_, shape_.hidden);
+    LayerShape s{.scheme = "ep", .dims = {.experts = cfg_.experts}, .json = token_json(shape_)};
+    s.json["experts"] = cfg_.experts;
+    s.json["topk"] = cfg_.topk;
+    s.json["F"] = block().ffn();
+    s.json["capacity_factor"] = cfg_.capacity_factor;
+    s.json["routing"] = routing_mode_name(cfg_.routing);
+    s.json["router_order"] = router_order_name(cfg_.router_order);
+    s.json["etp_scheme"] = etp_scheme_name(cfg_.etp_scheme);
+    s.json["identity_experts"] = cfg_.identity_experts;
+    return s;
   }
-  ModelDims dims() const override {
-    ModelDims d;
-    d.experts = cfg_.experts;
-    return d;
-  }
-  nlohmann::ordered_json shape_json() const override {
-    return {{"S", shape_.seq},
-            {"B", shape_.batch},
-            {"T", shape_.tokens()},
-            {"H", shape_.hidden},
-            {"experts", cfg_.experts},
-            {"topk", cfg_.topk},
-            {"F", block().ffn()},
-            {"capacity_factor", cfg_.capacity_factor},
-            {"routing", cfg_.routing},
-            {"router_order", cfg_.router_order},
-            {"etp_scheme", cfg_.etp_scheme},
-            {"identity_experts", cfg_.identity_experts}};
-  }
-  std::vector<Collective> collectives() const override { return MoeBlock::collectives(); }
-  std::vector<GroupKind> groups() const override { return {GroupKind::ep, GroupKind::etp}; }
 
   std::vector<PlannedCall> plan(const ParallelConfig& c, Passes p) const override {
     std::vector<PlannedCall> calls;
@@ -149,7 +140,8 @@ class Moe final : public Layer {
   MoeBlock block() const { return MoeBlock(cfg_, shape_.h(), ""); }
 
   Shape shape_;
-  MoeConfig cfg_;
+  MoeFlags flags_;
+  MoeConfig cfg_;  // read from flags_
   std::unique_ptr<MoeBlock> moe_;
   Tensor x_, dy_, y_, dx_;
 };

@@ -44,7 +44,7 @@ namespace {
 constexpr const char* kDxSite = "bwd qkv allreduce dX [T,H]";
 
 struct Shape : TokenShape, AttentionFlags {
-  std::string scheme = "alltoall";
+  std::string scheme_name = "alltoall";  // --scheme, read into PipelineTpSpEp::scheme_
   AttentionShape attention() const { return attention_shape(*this, *this); }
 };
 
@@ -66,13 +66,6 @@ void append(std::vector<T>& to, const std::vector<T>& from) {
   to.insert(to.end(), from.begin(), from.end());
 }
 
-TpToSpScheme scheme_of(const std::string& name) {
-  const auto s = parse_tp_to_sp_scheme(name);
-  if (!s)
-    throw UsageError("--scheme must be allreduce, reduce_scatter or alltoall, got '" + name + "'");
-  return *s;
-}
-
 // What rank 0 gathers for the reference, by world rank.
 struct Gathered {
   std::vector<Tensor> x, wqkv, wo, dy, y, dx, dwqkv, dwo;
@@ -87,51 +80,47 @@ struct RefDense {
 
 class PipelineTpSpEp final : public Layer {
  public:
-  std::string_view program() const override { return "pipeline_tp_sp_ep"; }
-  std::string_view name() const override { return "pipeline_tp_sp_ep"; }
-  std::string_view scheme() const override { return scheme_name_; }
-  std::string_view summary() const override {
-    return "seed 000's full flow: column-parallel QKV -> attention -> TP->SP (--scheme) -> "
-           "sequence-sharded EP MoE, forward and backward";
+  LayerDescription describe() const override {
+    return {.program = "pipeline_tp_sp_ep",
+            .name = "pipeline_tp_sp_ep",
+            .summary = "seed 000's full flow: column-parallel QKV -> attention -> TP->SP "
+                       "(--scheme) -> sequence-sharded EP MoE, forward and backward",
+            .degrees = {.tp = true, .tp_defaults_to_world = true, .ep = true},
+            .sequence_parallel = true,
+            .collectives = union_of(union_of({Collective::allreduce}, TpToSpBlock::collectives()),
+                                    MoeBlock::collectives()),
+            .groups = {GroupKind::tp, GroupKind::ep}};
   }
-  DegreeFlags degree_flags() const override { return {true, true, true, false}; }
-  bool sequence_parallel() const override { return true; }
 
   void add_options(CLI::App& app) override {
     add_token_flags(app, shape_, "sequence length S, divisible by TP (T = S x B)",
                     "hidden size H, divisible by --heads");
     add_attention_flags(app, shape_);
-    app.add_option("--scheme", shape_.scheme,
+    app.add_option("--scheme", shape_.scheme_name,
                    "TP->SP transition: allreduce, reduce_scatter or alltoall (seed 000)");
-    add_moe_options(app, moe_config_);
+    add_moe_options(app, moe_flags_);
   }
-  void check_shape() const override {
+  LayerShape read_options() override {
     check_token_shape(shape_);
     check_attention_flags(shape_, shape_.hidden);
-    scheme_of(shape_.scheme);
-    check_moe_config(moe_config_, shape_.hidden);
+    scheme_ = parse_tp_to_sp_scheme(shape_.scheme_name);
+    moe_config_ = read_moe_flags(moe_flags_, shape_.hidden);
+    LayerShape s{.scheme = "tp->sp+ep",
+                 .dims = {.heads = shape_.heads,
+                          .experts = moe_config_.experts,
+                          .sequence = shape_.seq},
+                 .json = token_json(shape_)};
+    s.json["heads"] = shape_.heads;
+    s.json["causal"] = shape_.causal != 0;
+    s.json["tp_to_sp"] = tp_to_sp_scheme_name(scheme_);
+    s.json["experts"] = moe_config_.experts;
+    s.json["topk"] = moe_config_.topk;
+    s.json["moe_ffn"] = moe_config_.ffn;
+    s.json["capacity_factor"] = moe_config_.capacity_factor;
+    s.json["routing"] = routing_mode_name(moe_config_.routing);
+    s.json["router_order"] = router_order_name(moe_config_.router_order);
+    return s;
   }
-  ModelDims dims() const override {
-    ModelDims d;
-    d.heads = shape_.heads;
-    d.sequence = shape_.seq;
-    d.experts = moe_config_.experts;
-    return d;
-  }
-  nlohmann::ordered_json shape_json() const override {
-    return {{"S", shape_.seq},         {"B", shape_.batch},
-            {"T", shape_.tokens()},    {"H", shape_.hidden},
-            {"heads", shape_.heads},   {"causal", shape_.causal != 0},
-            {"tp_to_sp", shape_.scheme}, {"experts", moe_config_.experts},
-            {"topk", moe_config_.topk},  {"moe_ffn", moe_config_.ffn},
-            {"capacity_factor", moe_config_.capacity_factor},
-            {"routing", moe_config_.routing}, {"router_order", moe_config_.router_order}};
-  }
-  std::vector<Collective> collectives() const override {
-    return union_of(union_of({Collective::allreduce}, TpToSpBlock::collectives()),
-                    MoeBlock::collectives());
-  }
-  std::vector<GroupKind> groups() const override { return {GroupKind::tp, GroupKind::ep}; }
 
   std::vector<PlannedCall> plan(const ParallelConfig& c, Passes p) const override {
     const TpToSpBlock t2s = transition(c);
@@ -145,7 +134,8 @@ class PipelineTpSpEp final : public Layer {
     if (p.backward) {
       append(calls, moe.backward_plan(c, local_tokens));
       append(calls, t2s.backward_plan());
-      calls.push_back(planned_call(kDxSite, Collective::allreduce, GroupKind::tp, shape_.tokens() * shape_.h()));
+      calls.push_back(
+          planned_call(kDxSite, Collective::allreduce, GroupKind::tp, shape_.tokens() * shape_.h()));
     }
     return calls;
   }
@@ -188,8 +178,7 @@ class PipelineTpSpEp final : public Layer {
 
  private:
   TpToSpBlock transition(const ParallelConfig& c) const {
-    return TpToSpBlock(scheme_of(shape_.scheme), {shape_.tokens(), shape_.h(), shape_.h(), c.tp},
-                       "tp->sp ");
+    return TpToSpBlock(scheme_, {shape_.tokens(), shape_.h(), shape_.h(), c.tp}, "tp->sp ");
   }
   RefDense reference_dense(const Gathered& g, const std::vector<int>& group) const;
   std::vector<RefTensor> check_moe(const Gathered& g, const MoeBlock::Gathered& moe,
@@ -200,8 +189,9 @@ class PipelineTpSpEp final : public Layer {
                    std::vector<TensorCheck>& checks) const;
 
   Shape shape_;
-  std::string scheme_name_ = "tp->sp+ep";
-  MoeConfig moe_config_;
+  TpToSpScheme scheme_ = TpToSpScheme::alltoall;  // read from shape_.scheme_name
+  MoeFlags moe_flags_;
+  MoeConfig moe_config_;  // read from moe_flags_
   std::unique_ptr<TpToSpBlock> t2s_;
   std::unique_ptr<MoeBlock> moe_;
   Tensor x_, dy_, wqkv_;   // inputs and this rank's QKV shard
@@ -213,7 +203,7 @@ class PipelineTpSpEp final : public Layer {
 SeedFigure PipelineTpSpEp::seed_figure(const ParallelConfig& c, Passes p, DataType storage) const {
   const double n = c.tp, s = static_cast<double>(shape_.tokens()), hd = static_cast<double>(shape_.h());
   const double e = static_cast<double>(dtype_size(storage)), k = static_cast<double>(moe_config_.topk);
-  const bool alltoall = scheme_of(shape_.scheme) == TpToSpScheme::alltoall;
+  const bool alltoall = scheme_ == TpToSpScheme::alltoall;
   SeedFigure f;
   f.source = "seed 000 section 3 (V1, V2) and seed 003 (EP: 4 b s topk h bytes)";
   f.formula = std::string(alltoall ? "V2 = 2(N-1)/N^2 x S Hdim d" : "V1 = 2(N-1)/N x S Hdim d") +

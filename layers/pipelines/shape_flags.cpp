@@ -41,4 +41,14 @@ AttentionShape attention_shape(const TokenShape& s, const AttentionFlags& a) {
   return {s.b(), s.h() / static_cast<std::size_t>(a.heads), a.causal != 0};
 }
 
+nlohmann::ordered_json token_json(const TokenShape& s) {
+  return {{"S", s.seq}, {"B", s.batch}, {"T", s.tokens()}, {"H", s.hidden}};
+}
+
+void add_attention_json(nlohmann::ordered_json& j, const TokenShape& s, const AttentionFlags& a) {
+  j["heads"] = a.heads;
+  j["head_dim"] = attention_shape(s, a).head_dim;
+  j["causal"] = a.causal != 0;
+}
+
 }  // namespace collscope::layers

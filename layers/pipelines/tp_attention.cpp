@@ -52,9 +52,7 @@ namespace {
 constexpr const char* kForwardSite = "fwd out-proj allreduce Y [T,H]";
 constexpr const char* kBackwardSite = "bwd qkv allreduce dX [T,H]";
 
-struct Shape : TokenShape, AttentionFlags {
-  std::size_t d() const { return h() / static_cast<std::size_t>(heads); }
-};
+struct Shape : TokenShape, AttentionFlags {};
 
 AttentionShape attention_shape(const Shape& sh) { return layers::attention_shape(sh, sh); }
 
@@ -76,37 +74,29 @@ Reference reference_attention(const Shape& sh, const RefTensor& x, const RefTens
 
 class TpAttention final : public Layer {
  public:
-  std::string_view program() const override { return "layer_tp_attention"; }
-  std::string_view name() const override { return "tp_attention"; }
-  std::string_view scheme() const override { return "tp"; }
-  std::string_view summary() const override {
-    return "tensor-parallel self-attention: column-parallel QKV (heads split over TP) -> "
-           "softmax per head -> row-parallel output projection; one allreduce [T,H] forward, "
-           "one backward";
+  LayerDescription describe() const override {
+    return {.program = "layer_tp_attention",
+            .name = "tp_attention",
+            .summary = "tensor-parallel self-attention: column-parallel QKV (heads split over "
+                       "TP) -> softmax per head -> row-parallel output projection; one "
+                       "allreduce [T,H] forward, one backward",
+            .degrees = {.tp = true, .tp_defaults_to_world = true},
+            .collectives = {Collective::allreduce},
+            .groups = {GroupKind::tp}};
   }
-  DegreeFlags degree_flags() const override { return {true, true}; }
 
   void add_options(CLI::App& app) override {
     add_token_flags(app, shape_, "sequence length S (tokens T = S x B)",
                     "hidden size H, divisible by --heads");
     add_attention_flags(app, shape_);
   }
-  void check_shape() const override {
+  LayerShape read_options() override {
     check_token_shape(shape_);
     check_attention_flags(shape_, shape_.hidden);
+    LayerShape s{.scheme = "tp", .dims = {.heads = shape_.heads}, .json = token_json(shape_)};
+    add_attention_json(s.json, shape_, shape_);
+    return s;
   }
-  ModelDims dims() const override {
-    ModelDims d;
-    d.heads = shape_.heads;
-    return d;
-  }
-  nlohmann::ordered_json shape_json() const override {
-    return {{"S", shape_.seq},   {"B", shape_.batch}, {"T", shape_.tokens()},
-            {"H", shape_.hidden}, {"heads", shape_.heads}, {"head_dim", shape_.d()},
-            {"causal", shape_.causal != 0}};
-  }
-  std::vector<Collective> collectives() const override { return {Collective::allreduce}; }
-  std::vector<GroupKind> groups() const override { return {GroupKind::tp}; }
 
   std::vector<PlannedCall> plan(const ParallelConfig&, Passes p) const override {
     return tp_block_plan(shape_.tokens() * shape_.h(), p, kForwardSite, kBackwardSite);

@@ -47,34 +47,28 @@ struct Shape : TokenShape {
 
 class TpMlp final : public Layer {
  public:
-  std::string_view program() const override { return "layer_tp_mlp"; }
-  std::string_view name() const override { return "tp_mlp"; }
-  std::string_view scheme() const override { return "tp"; }
-  std::string_view summary() const override {
-    return "tensor-parallel MLP: column-parallel fc1 -> GeLU -> row-parallel fc2; one "
-           "allreduce [T,H] forward, one backward";
+  LayerDescription describe() const override {
+    return {.program = "layer_tp_mlp",
+            .name = "tp_mlp",
+            .summary = "tensor-parallel MLP: column-parallel fc1 -> GeLU -> row-parallel fc2; "
+                       "one allreduce [T,H] forward, one backward",
+            .degrees = {.tp = true, .tp_defaults_to_world = true},
+            .collectives = {Collective::allreduce},
+            .groups = {GroupKind::tp}};
   }
-  DegreeFlags degree_flags() const override { return {true, true}; }
 
   void add_options(CLI::App& app) override {
     add_token_flags(app, shape_, "sequence length S (tokens T = S x B)");
     app.add_option("-F,--ffn", shape_.ffn, "FFN size F (default 4 x H), divisible by TP");
   }
-  void check_shape() const override {
+  LayerShape read_options() override {
     check_token_shape(shape_);
     require_at_least(shape_.ffn, 0, "--ffn");
+    LayerShape s{.scheme = "tp", .dims = {.ffn = static_cast<std::int64_t>(shape_.f())},
+                 .json = token_json(shape_)};
+    s.json["F"] = shape_.f();
+    return s;
   }
-  ModelDims dims() const override {
-    ModelDims d;
-    d.ffn = static_cast<std::int64_t>(shape_.f());
-    return d;
-  }
-  nlohmann::ordered_json shape_json() const override {
-    return {{"S", shape_.seq}, {"B", shape_.batch}, {"T", shape_.tokens()},
-            {"H", shape_.hidden}, {"F", shape_.f()}};
-  }
-  std::vector<Collective> collectives() const override { return {Collective::allreduce}; }
-  std::vector<GroupKind> groups() const override { return {GroupKind::tp}; }
 
   std::vector<PlannedCall> plan(const ParallelConfig&, Passes p) const override {
     return tp_block_plan(shape_.tokens() * shape_.h(), p, kForwardSite, kBackwardSite);

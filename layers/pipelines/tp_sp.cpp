@@ -79,7 +79,6 @@ constexpr const char* kBwdLnAllreduce = "bwd LN allreduce dgamma,dbeta [4H]";
 
 struct Shape : TokenShape, AttentionFlags {
   std::int64_t ffn = 0;  // 0: 4H
-  std::size_t d() const { return h() / static_cast<std::size_t>(heads); }
   std::size_t f() const { return static_cast<std::size_t>(ffn > 0 ? ffn : 4 * hidden); }
 };
 
@@ -155,16 +154,19 @@ Reference reference_layer(const Shape& sh, const RefTensor& x, const RefWeights&
 
 class TpSp final : public Layer {
  public:
-  std::string_view program() const override { return "layer_tp_sp"; }
-  std::string_view name() const override { return "tp_sp"; }
-  std::string_view scheme() const override { return "tp+sp"; }
-  std::string_view summary() const override {
-    return "one transformer layer under Megatron TP + sequence parallelism: LayerNorm on "
-           "T/N tokens, allgather before and reduce-scatter after the attention and MLP "
-           "blocks (4 forward, 4 backward), LayerNorm weight gradients allreduced over TP";
+  LayerDescription describe() const override {
+    return {.program = "layer_tp_sp",
+            .name = "tp_sp",
+            .summary = "one transformer layer under Megatron TP + sequence parallelism: "
+                       "LayerNorm on T/N tokens, allgather before and reduce-scatter after the "
+                       "attention and MLP blocks (4 forward, 4 backward), LayerNorm weight "
+                       "gradients allreduced over TP",
+            .degrees = {.tp = true, .tp_defaults_to_world = true},
+            .sequence_parallel = true,
+            .collectives = {Collective::allgather, Collective::reduce_scatter,
+                            Collective::allreduce},
+            .groups = {GroupKind::tp}};
   }
-  DegreeFlags degree_flags() const override { return {true, true}; }
-  bool sequence_parallel() const override { return true; }
 
   void add_options(CLI::App& app) override {
     add_token_flags(app, shape_, "sequence length S, divisible by TP (T = S x B)",
@@ -172,27 +174,19 @@ class TpSp final : public Layer {
     add_attention_flags(app, shape_);
     app.add_option("-F,--ffn", shape_.ffn, "FFN size F (default 4 x H), divisible by TP");
   }
-  void check_shape() const override {
+  LayerShape read_options() override {
     check_token_shape(shape_);
     check_attention_flags(shape_, shape_.hidden);
     require_at_least(shape_.ffn, 0, "--ffn");
+    LayerShape s{.scheme = "tp+sp",
+                 .dims = {.heads = shape_.heads,
+                          .sequence = shape_.seq,
+                          .ffn = static_cast<std::int64_t>(shape_.f())},
+                 .json = token_json(shape_)};
+    add_attention_json(s.json, shape_, shape_);
+    s.json["F"] = shape_.f();
+    return s;
   }
-  ModelDims dims() const override {
-    ModelDims d;
-    d.heads = shape_.heads;
-    d.ffn = static_cast<std::int64_t>(shape_.f());
-    d.sequence = shape_.seq;
-    return d;
-  }
-  nlohmann::ordered_json shape_json() const override {
-    return {{"S", shape_.seq},       {"B", shape_.batch},   {"T", shape_.tokens()},
-            {"H", shape_.hidden},    {"heads", shape_.heads}, {"head_dim", shape_.d()},
-            {"causal", shape_.causal != 0}, {"F", shape_.f()}};
-  }
-  std::vector<Collective> collectives() const override {
-    return {Collective::allgather, Collective::reduce_scatter, Collective::allreduce};
-  }
-  std::vector<GroupKind> groups() const override { return {GroupKind::tp}; }
 
   std::vector<PlannedCall> plan(const ParallelConfig&, Passes p) const override {
     const std::size_t th = shape_.tokens() * shape_.h();

@@ -48,7 +48,7 @@ constexpr const char* kWeightName = "W";
 
 struct Shape : TokenShape {
   std::int64_t k = 0;  // 0: hidden
-  std::string scheme = "allreduce";
+  std::string scheme_name = "allreduce";  // --scheme, read into TpToSp::scheme_
   std::size_t k_width() const { return static_cast<std::size_t>(k > 0 ? k : hidden); }
   TpToSpShape block_shape(int tp) const { return {tokens(), k_width(), h(), tp}; }
 };
@@ -61,41 +61,36 @@ std::string text(double v) {
 
 class TpToSp final : public Layer {
  public:
-  std::string_view program() const override { return "layer_tp_to_sp"; }
-  std::string_view name() const override { return "tp_to_sp"; }
-  std::string_view scheme() const override { return shape_.scheme; }
-  std::string_view summary() const override {
-    return "seed 000's TP -> SP output projection Z = Y W, Y H-sharded in, Z sequence-sharded "
-           "out: --scheme allreduce (row-parallel W, allreduce + slice), reduce_scatter, or "
-           "alltoall (all-to-all Y, replicated W)";
+  LayerDescription describe() const override {
+    return {.program = "layer_tp_to_sp",
+            .name = "tp_to_sp",
+            .summary = "seed 000's TP -> SP output projection Z = Y W, Y H-sharded in, Z "
+                       "sequence-sharded out: --scheme allreduce (row-parallel W, allreduce + "
+                       "slice), reduce_scatter, or alltoall (all-to-all Y, replicated W)",
+            .degrees = {.tp = true, .tp_defaults_to_world = true},
+            .sequence_parallel = true,
+            .collectives = TpToSpBlock::collectives(),
+            .groups = {GroupKind::tp}};
   }
-  DegreeFlags degree_flags() const override { return {true, true}; }
-  bool sequence_parallel() const override { return true; }
 
   void add_options(CLI::App& app) override {
     add_token_flags(app, shape_, "sequence length S (tokens T = S x B), divisible by TP",
                     "output width H of out_linear");
     app.add_option("-K,--k", shape_.k, "input width K of out_linear (default H), divisible by TP");
-    app.add_option("--scheme", shape_.scheme, "allreduce, reduce_scatter or alltoall");
+    app.add_option("--scheme", shape_.scheme_name, "allreduce, reduce_scatter or alltoall");
   }
-  void check_shape() const override {
+  LayerShape read_options() override {
     check_token_shape(shape_);
     require_at_least(shape_.k, 0, "--k");
-    if (!parse_tp_to_sp_scheme(shape_.scheme))
-      throw UsageError("--scheme must be allreduce, reduce_scatter or alltoall, got '" +
-                       shape_.scheme + "'");
+    scheme_ = parse_tp_to_sp_scheme(shape_.scheme_name);
+    return {.scheme = std::string(tp_to_sp_scheme_name(scheme_)),
+            .dims = {.sequence = shape_.seq},  // by TP: sequence parallelism
+            .json = {{"S", shape_.seq},
+                     {"B", shape_.batch},
+                     {"T", shape_.tokens()},
+                     {"K", shape_.k_width()},
+                     {"H", shape_.hidden}}};
   }
-  ModelDims dims() const override {
-    ModelDims d;
-    d.sequence = shape_.seq;  // by TP: sequence_parallel()
-    return d;
-  }
-  nlohmann::ordered_json shape_json() const override {
-    return {{"S", shape_.seq}, {"B", shape_.batch}, {"T", shape_.tokens()},
-            {"K", shape_.k_width()}, {"H", shape_.hidden}};
-  }
-  std::vector<Collective> collectives() const override { return TpToSpBlock::collectives(); }
-  std::vector<GroupKind> groups() const override { return {GroupKind::tp}; }
 
   // Called by the driver before any communication: K by TP is checked here (ModelDims
   // has no field for an input width split by TP).
@@ -145,9 +140,8 @@ class TpToSp final : public Layer {
     RefTensor z, dy, dw;  // the whole [T,H], [T,K], [K,H]
   };
 
-  TpToSpScheme parsed_scheme() const { return *parse_tp_to_sp_scheme(shape_.scheme); }
   TpToSpBlock block(int tp) const {
-    return TpToSpBlock(parsed_scheme(), shape_.block_shape(tp), kSitePrefix);
+    return TpToSpBlock(scheme_, shape_.block_shape(tp), kSitePrefix);
   }
 
   Ref reference(const Gathered& g, const std::vector<int>& group) const {
@@ -171,7 +165,7 @@ class TpToSp final : public Layer {
     }
     if (!p.backward) return;
     add_check(checks, "dW", compare_whole(block_->whole_weight_grad(g.dw, group), ref.dw, st, t));
-    if (parsed_scheme() == TpToSpScheme::alltoall)  // every rank's copy of the summed dW
+    if (scheme_ == TpToSpScheme::alltoall)  // every rank's copy of the summed dW
       for (int r : group) add_check(checks, "dW", compare(g.dw[static_cast<std::size_t>(r)], ref.dw, st, t));
   }
 
@@ -183,6 +177,7 @@ class TpToSp final : public Layer {
   }
 
   Shape shape_;
+  TpToSpScheme scheme_ = TpToSpScheme::allreduce;  // read from shape_.scheme_name
   std::optional<TpToSpBlock> block_;  // setup: the scheme's block at this TP size
   Tensor y_, dz_;                     // inputs (this rank's shards)
   Tensor z_, dy_;                     // forward's output, backward's input gradient
@@ -195,7 +190,7 @@ class TpToSp final : public Layer {
 SeedFigure TpToSp::seed_figure(const ParallelConfig& c, Passes p, DataType storage) const {
   const double n = c.tp, t = static_cast<double>(shape_.tokens());
   const double h = static_cast<double>(shape_.h()), k = static_cast<double>(shape_.k_width());
-  const bool all2all = parsed_scheme() == TpToSpScheme::alltoall;
+  const bool all2all = scheme_ == TpToSpScheme::alltoall;
   const std::string ratio = "against the ring allreduce the all-to-all (K = H) moves 1/(2N) = 1/" +
                             text(2 * n) + ", against the reduce-scatter 1/N = 1/" + text(n) +
                             ", not the seed's V2 = V1/N (DESIGN.md section 9)";
@@ -210,7 +205,7 @@ SeedFigure TpToSp::seed_figure(const ParallelConfig& c, Passes p, DataType stora
         "V2 is send + receive; a rank sends half of it, (N-1)/N^2 T K d (exact forward / seed "
         "= 0.5); the seed's V1 takes the ring allreduce's send + receive as 2(N-1)/N D, but "
         "a ring allreduce (reduce-scatter then allgather) sends 2(N-1)/N D alone, so " + ratio;
-  else if (parsed_scheme() == TpToSpScheme::allreduce)
+  else if (scheme_ == TpToSpScheme::allreduce)
     s.explanation =
         "V1 is meant as send + receive, taking the ring allreduce to send (N-1)/N D; it is a "
         "reduce-scatter then an allgather and sends 2(N-1)/N D alone (send + receive 4(N-1)/N "

@@ -109,37 +109,31 @@ Reference reference_vocab(const RefTensor& ids, const RefTensor& targets, const 
 
 class VocabParallel final : public Layer {
  public:
-  std::string_view program() const override { return "layer_vocab_parallel"; }
-  std::string_view name() const override { return "vocab_parallel"; }
-  std::string_view scheme() const override { return "tp"; }
-  std::string_view summary() const override {
-    return "vocab-parallel embedding (masked lookup, allreduce [T,H]) and vocab-parallel "
-           "cross-entropy on the tied table (MAX, target-logit and sum-exp allreduces of [T] "
-           "in float32)";
+  LayerDescription describe() const override {
+    return {.program = "layer_vocab_parallel",
+            .name = "vocab_parallel",
+            .summary = "vocab-parallel embedding (masked lookup, allreduce [T,H]) and "
+                       "vocab-parallel cross-entropy on the tied table (MAX, target-logit and "
+                       "sum-exp allreduces of [T] in float32)",
+            .degrees = {.tp = true, .tp_defaults_to_world = true},
+            .collectives = {Collective::allreduce},
+            .groups = {GroupKind::tp}};
   }
-  DegreeFlags degree_flags() const override { return {true, true}; }
 
   void add_options(CLI::App& app) override {
     add_token_flags(app, shape_, "sequence length S (tokens T = S x B)");
     app.add_option("-V,--vocab", shape_.vocab, "vocabulary size V, divisible by TP");
   }
-  void check_shape() const override {
+  LayerShape read_options() override {
     check_token_shape(shape_);
     require_at_least(shape_.vocab, 1, "--vocab");
     if (shape_.vocab >= (std::int64_t{1} << 24))
       throw UsageError("--vocab must be below 2^24 (token ids are kept as exact floats)");
+    LayerShape s{.scheme = "tp", .dims = {.vocab = shape_.vocab}, .json = token_json(shape_)};
+    s.json["V"] = shape_.vocab;
+    s.json["tied"] = true;
+    return s;
   }
-  ModelDims dims() const override {
-    ModelDims d;
-    d.vocab = shape_.vocab;
-    return d;
-  }
-  nlohmann::ordered_json shape_json() const override {
-    return {{"S", shape_.seq}, {"B", shape_.batch}, {"T", shape_.tokens()},
-            {"H", shape_.hidden}, {"V", shape_.vocab}, {"tied", true}};
-  }
-  std::vector<Collective> collectives() const override { return {Collective::allreduce}; }
-  std::vector<GroupKind> groups() const override { return {GroupKind::tp}; }
 
   std::vector<PlannedCall> plan(const ParallelConfig&, Passes p) const override {
     const std::size_t t = shape_.tokens();

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collscope/layers/blocks/tp_local.hpp"
@@ -19,19 +20,34 @@
 
 namespace collscope::layers {
 
+// How the experts of an expert group use its ETP ranks (ETP > 1): sharded over them
+// (allgather-v of the rows, reduce-scatter-v of the outputs) or replicated on each, with
+// the rows rebalanced (scatter / gather).
+enum class EtpScheme { allgather, scatter_gather };
+std::string_view etp_scheme_name(EtpScheme s);  // "allgather", "scatter_gather"
+
 struct MoeConfig {
   std::int64_t experts = 4, topk = 2, ffn = 0 /* 0: 2 x H */;
   double capacity_factor = 0;
-  std::string routing = "learned", router_order = "softmax_topk", etp_scheme = "allgather";
+  RoutingMode routing = RoutingMode::learned;
+  RouterOrder router_order = RouterOrder::softmax_topk;
+  EtpScheme etp_scheme = EtpScheme::allgather;
   bool identity_experts = false;
+};
+
+// The MoE's flags as the command line binds them: the numbers straight into `config`,
+// the names as given, read into config's enums by read_moe_flags.
+struct MoeFlags {
+  MoeConfig config;
+  std::string routing = "learned", router_order = "softmax_topk", etp_scheme = "allgather";
 };
 
 // --experts --topk --moe-ffn --capacity-factor --routing --router-order --etp-scheme
 // --identity-experts
-void add_moe_options(CLI::App& app, MoeConfig& c);
-// Throws UsageError: experts >= 1, topk in 1..E, ffn >= 0, capacity factor >= 0, the
-// names of routing, router order, ETP scheme.
-void check_moe_config(const MoeConfig& c, std::int64_t hidden);
+void add_moe_options(CLI::App& app, MoeFlags& f);
+// The config the flags give. Throws UsageError: experts >= 1, topk in 1..E, ffn >= 0,
+// capacity factor >= 0, the names of routing, router order, ETP scheme.
+MoeConfig read_moe_flags(const MoeFlags& f, std::int64_t hidden);
 
 class MoeBlock {
  public:

@@ -30,8 +30,8 @@ namespace collscope::layers {
 
 enum class TpToSpScheme { allreduce, reduce_scatter, alltoall };
 
-// "allreduce", "reduce_scatter", "alltoall" (nullopt for anything else).
-std::optional<TpToSpScheme> parse_tp_to_sp_scheme(std::string_view name);
+// --scheme allreduce, reduce_scatter or alltoall; throws UsageError for anything else.
+TpToSpScheme parse_tp_to_sp_scheme(const std::string& name);
 std::string_view tp_to_sp_scheme_name(TpToSpScheme scheme);
 
 // T tokens (rows), K the input width (the whole of it; each rank holds K/N columns),

@@ -38,13 +38,13 @@ struct ParallelConfig {
 
 // The sizes of a layer that must divide by a parallel degree; unset ones are not checked.
 struct ModelDims {
-  std::optional<std::int64_t> heads;         // attention heads, by TP
-  std::optional<std::int64_t> experts;       // MoE experts, by EP
-  std::optional<std::int64_t> sequence;      // sequence length, by TP when sp is true
-  bool sp = false;                           // sequence parallelism
-  std::optional<std::int64_t> vocab;         // vocabulary, by TP
-  std::optional<std::int64_t> ffn;           // FFN (MLP hidden) size, by TP
-  std::optional<std::int64_t> out_features;  // a column-parallel layer's outputs, by TP
+  std::optional<std::int64_t> heads = std::nullopt;         // attention heads, by TP
+  std::optional<std::int64_t> experts = std::nullopt;       // MoE experts, by EP
+  std::optional<std::int64_t> sequence = std::nullopt;      // sequence length, by TP when sp
+  bool sp = false;                                          // sequence parallelism
+  std::optional<std::int64_t> vocab = std::nullopt;         // vocabulary, by TP
+  std::optional<std::int64_t> ffn = std::nullopt;           // FFN (MLP hidden) size, by TP
+  std::optional<std::int64_t> out_features = std::nullopt;  // column-parallel outputs, by TP
 };
 
 // The first constraint the layout breaks, as one line naming it, e.g.

@@ -1,12 +1,12 @@
 // What a layer pipeline gives the shared driver (driver.hpp), and what it gets from it.
 //
-// A layer declares its flags (shapes), the parallel degrees it takes, the groups and
-// collectives it uses, and its plan: every collective call site of the forward and the
-// backward pass with its element count, written from the layer's shapes. The driver
-// checks the layout and the plan before any communication, runs the passes through
-// CollectiveCalls (counted), asks the layer to verify itself against its float64
-// reference, and compares each site's measured bytes with the exact theory of the chosen
-// algorithm for the planned count.
+// A layer describes itself once (LayerDescription: its program, the parallel degrees it
+// takes, the collectives and groups it uses), binds its shape flags, reads them into a
+// LayerShape, and plans every collective call site of the forward and the backward pass
+// with its element count, written from its shapes. The driver checks the layout and the
+// plan before any communication, runs the passes through CollectiveCalls (counted), asks
+// the layer to verify itself against its float64 reference, and compares each site's
+// measured bytes with the exact theory of the chosen algorithm for the planned count.
 #pragma once
 
 #include <mpi.h>
@@ -93,6 +93,25 @@ struct DegreeFlags {
   bool etp = false;                   // --etp (default 1)
 };
 
+// What a layer is, fixed before its flags are read: the command line, the groups the
+// driver builds and the record's identity come from it.
+struct LayerDescription {
+  std::string_view program;  // "layer_tp_mlp"
+  std::string_view name;     // "tp_mlp", the record's "layer"
+  std::string_view summary;  // one line for --help
+  DegreeFlags degrees;
+  bool sequence_parallel = false;       // the record's "sp"; the sequence length divides by TP
+  std::vector<Collective> collectives;  // one --<collective>-alg flag each
+  std::vector<GroupKind> groups;        // the counted communicators the layer calls on
+};
+
+// What a layer's flags make of it, once read.
+struct LayerShape {
+  std::string scheme;           // the record's "scheme": "tp", "ep", or a --scheme's value
+  ModelDims dims;               // the sizes that must divide by the parallel degrees
+  nlohmann::ordered_json json;  // the record's "shape"
+};
+
 class LayerContext {
  public:
   LayerContext(const ParallelConfig& config, int world_rank, DataType storage,
@@ -122,21 +141,15 @@ class LayerContext {
 class Layer {
  public:
   virtual ~Layer() = default;
-  virtual std::string_view program() const = 0;  // "layer_tp_mlp"
-  virtual std::string_view name() const = 0;     // "tp_mlp"
-  virtual std::string_view scheme() const = 0;   // "tp"
-  virtual std::string_view summary() const = 0;  // one line for --help
-  virtual DegreeFlags degree_flags() const = 0;
-  virtual bool sequence_parallel() const { return false; }
+  virtual LayerDescription describe() const = 0;
 
   // Shape flags, bound to the layer's own fields.
   virtual void add_options(CLI::App& app) = 0;
-  // Shape checks of the flags alone (positive sizes): throw UsageError.
-  virtual void check_shape() const = 0;
-  virtual ModelDims dims() const = 0;  // checked against the layout
-  virtual nlohmann::ordered_json shape_json() const = 0;
-  virtual std::vector<Collective> collectives() const = 0;  // {Collective::allreduce}
-  virtual std::vector<GroupKind> groups() const = 0;         // {GroupKind::tp}
+  // Once the command line is parsed: checks the flags alone (positive sizes, scheme
+  // names: UsageError, one line), reads names into the layer's enums, and returns what
+  // the flags make of the layer.
+  virtual LayerShape read_options() = 0;
+
   virtual std::vector<PlannedCall> plan(const ParallelConfig& c, Passes p) const = 0;
   virtual SeedFigure seed_figure(const ParallelConfig& c, Passes p, DataType storage) const = 0;
 

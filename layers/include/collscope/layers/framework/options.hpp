@@ -30,6 +30,7 @@ struct LayerOptions {
   int ep = 0;  // 0: every rank (layers with --ep)
   int etp = 1;
   std::map<Collective, std::string> algorithm_names;  // as --<collective>-alg gave them
+  LayerShape shape;  // what the layer's own flags make of it (Layer::read_options)
   bool show_help = false;
   std::string help_text;
 };
@@ -41,13 +42,16 @@ std::string_view default_algorithm_name(Collective collective);
 const Algorithm& default_algorithm(Collective collective);
 
 // Throws UsageError (one line) for anything malformed; needs no communication.
-LayerOptions parse_layer_options(Layer& layer, int argc, const char* const* argv);
+// `description` is layer.describe().
+LayerOptions parse_layer_options(Layer& layer, const LayerDescription& description, int argc,
+                                 const char* const* argv);
 
 // The layout the flags ask for at `world` ranks (not yet checked: config_violation).
-ParallelConfig parallel_config(const Layer& layer, const LayerOptions& o, int world);
+ParallelConfig parallel_config(const LayerDescription& description, const LayerOptions& o,
+                               int world);
 
 // The algorithm of each collective the layer calls. Throws UsageError for a name the
 // table does not have.
-AlgorithmChoice resolve_algorithms(const Layer& layer, const LayerOptions& o);
+AlgorithmChoice resolve_algorithms(const LayerDescription& description, const LayerOptions& o);
 
 }  // namespace collscope::layers

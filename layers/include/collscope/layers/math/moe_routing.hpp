@@ -38,6 +38,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace collscope::layers {
@@ -48,6 +49,8 @@ enum class RoutingMode { learned, uniform, skewed };
 // Throw UsageError for other names.
 RouterOrder parse_router_order(const std::string& s);
 RoutingMode parse_routing_mode(const std::string& s);
+std::string_view router_order_name(RouterOrder o);  // "softmax_topk", "topk_softmax"
+std::string_view routing_mode_name(RoutingMode m);  // "learned", "uniform", "skewed"
 
 struct RouterSpec {
   std::size_t experts = 4, topk = 2;

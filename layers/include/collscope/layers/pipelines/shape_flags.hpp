@@ -4,6 +4,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -41,5 +42,10 @@ void check_attention_flags(const AttentionFlags& a, std::int64_t hidden);
 
 // The attention core's shape (tp_local.hpp): B sequences, d = H / heads, the mask.
 AttentionShape attention_shape(const TokenShape& s, const AttentionFlags& a);
+
+// The record's shape, begun: {"S", "B", "T", "H"}.
+nlohmann::ordered_json token_json(const TokenShape& s);
+// Appends "heads", "head_dim" and "causal" to it.
+void add_attention_json(nlohmann::ordered_json& j, const TokenShape& s, const AttentionFlags& a);
 
 }  // namespace collscope::layers
