@@ -22,14 +22,18 @@ function(add_mpi_test)
            COMMAND ${COLLSCOPE_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} ${T_RANKS} ${T_COMMAND})
   set_tests_properties(${T_NAME} PROPERTIES ENVIRONMENT "${COLLSCOPE_MPI_TEST_ENV}"
                        TIMEOUT ${T_TIMEOUT} PROCESSORS 1 LABELS "mpi;${T_LABELS}")
+  if("ucx" IN_LIST T_LABELS)
+    collscope_uses_root_network(${T_NAME})
+  endif()
 endfunction()
 
-# collscope_add_benchmarks(collective algorithm...): one benchmark binary per algorithm,
-# build/bin/<collective>_<algorithm>, generated in bench/ from one template.
-function(collscope_add_benchmarks collective)
-  foreach(algorithm IN LISTS ARGN)
-    set_property(GLOBAL APPEND PROPERTY COLLSCOPE_BENCHMARKS "${collective}:${algorithm}")
-  endforeach()
+# collscope_uses_root_network(test...): the tests open UCX's tcp transport, which lists the
+# network interfaces of the root namespace when a worker starts. The emulated cluster's
+# tests add and remove veth ends there, and an interface that vanishes between UCX's
+# listing and its opening fails ucp_worker_create with "No such device": such tests never
+# run beside the cluster's (the cluster's RESOURCE_LOCK).
+function(collscope_uses_root_network)
+  set_property(TEST ${ARGN} APPEND PROPERTY RESOURCE_LOCK collscope_emulated_cluster)
 endfunction()
 
 # The Python 3 that runs the test scripts and reads results files: the first with h5py

@@ -17,7 +17,10 @@ the cluster down again, on a failure, Ctrl-C or SIGTERM too, checking that nothi
 A test is skipped only where this machine cannot make network namespaces (not root, no
 CAP_SYS_ADMIN / CAP_NET_ADMIN) or lacks ip, tc, mpirun (or Slurm, for main(..., slurm=True)).
 Every cluster lives in its own temporary directory; the host names h0 .. are the same for
-all, so tests on emulated clusters run one at a time (ctest RESOURCE_LOCK).
+all, so tests on emulated clusters run one at a time (ctest RESOURCE_LOCK). A test that was
+killed (SIGKILL, a lost machine) cannot take its cluster down; the next test finds it by the
+owner written on the bridge, sees that the test process recorded there is gone, and takes
+it down first. A cluster made by `scripts/emulated-cluster up` by hand is never touched.
 """
 
 import argparse
@@ -39,6 +42,8 @@ sys.path.insert(0, os.path.join(ROOT, "cluster"))
 import network  # noqa: E402  (cluster/network.py: what is left of a cluster)
 
 SKIP = 77
+TEST_DIR_PREFIX = "collscope-cluster-test."
+OWNER_PID = "test.pid"   # in a test cluster's directory: the pid of the test that made it
 SLURM_TOOLS = ("munged", "slurmctld", "slurmd", "sbatch", "srun", "squeue", "scontrol", "sinfo")
 
 
@@ -102,8 +107,10 @@ class Cluster:
     def __init__(self, bin_dir, hosts, flags=(), slurm=False):
         self.bin_dir, self.hosts = bin_dir, hosts
         self.flags = ["--hosts", str(hosts), *flags] + ([] if slurm else ["--no-slurm"])
-        self.directory = tempfile.mkdtemp(prefix="collscope-cluster-test.")
+        self.directory = tempfile.mkdtemp(prefix=TEST_DIR_PREFIX)
         os.chmod(self.directory, 0o755)   # munged wants the path to its socket searchable by all
+        with open(os.path.join(self.directory, OWNER_PID), "w") as f:
+            f.write(f"{os.getpid()}\n")
         self.base_env = dict(mpi_env(), COLLSCOPE_CLUSTER_DIR=self.directory)
         self.env = dict(self.base_env)
         self.exports = {}
@@ -181,6 +188,32 @@ class Cluster:
                    for _, sent in network.class_stats(network.HOST_DEVICE, f"h{k}").values())
 
 
+def abandoned_test_cluster():
+    """The directory of a test cluster that is up although the test that made it is gone,
+    or None. Only clusters in a test directory count; one without a pid file is from a test
+    killed before it wrote one (or an older suite), never from `up` by hand."""
+    owner = network.bridge_owner()
+    if not owner or not os.path.basename(owner).startswith(TEST_DIR_PREFIX):
+        return None
+    try:
+        with open(os.path.join(owner, OWNER_PID)) as f:
+            pid = int(f.read().strip())
+    except (OSError, ValueError):
+        return owner
+    return None if network.alive(pid) else owner
+
+
+def take_down_abandoned():
+    owner = abandoned_test_cluster()
+    if owner is None:
+        return
+    print(f"# taking down the cluster of {owner}, whose test is gone", flush=True)
+    env = dict(mpi_env(), COLLSCOPE_CLUSTER_DIR=owner)
+    result = subprocess.run([EMULATED, "down"], env=env, capture_output=True, text=True, timeout=120)
+    if result.returncode != 0:
+        raise Failed(f"cannot take down the abandoned cluster of {owner}: {result.stderr.strip()}")
+
+
 def interrupted(_number, _frame):
     raise KeyboardInterrupt   # so that `with Cluster(...)` takes the cluster down
 
@@ -198,6 +231,7 @@ def main(test, slurm=False):
         signal.signal(sig, interrupted)
     start = time.time()
     try:
+        take_down_abandoned()
         test(os.path.abspath(args.bin_dir))
     except (Failed, subprocess.TimeoutExpired) as e:
         print(f"FAILED: {e}", file=sys.stderr)

@@ -104,7 +104,24 @@ def check_gone(cluster, sleeper):
     check(not os.path.exists(os.path.join(cluster.directory, "cluster.json")), "after down: no cluster.json")
 
 
+def check_abandoned_reclaimed(bin_dir):
+    """A test killed while its cluster was up: the next test takes that cluster down; a
+    cluster whose test still runs (this one) is left alone."""
+    cluster = Cluster(bin_dir, 2)
+    with cluster:
+        check(clusterlib.abandoned_test_cluster() is None, "a cluster whose test runs is not abandoned")
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        with open(os.path.join(cluster.directory, clusterlib.OWNER_PID), "w") as f:
+            f.write(f"{dead.pid}\n")
+        check(clusterlib.abandoned_test_cluster() == cluster.directory,
+              "a cluster whose test is gone is abandoned")
+        clusterlib.take_down_abandoned()
+        check(not clusterlib.network.leftovers(cluster.names()), "the abandoned cluster is taken down")
+
+
 def test(bin_dir):
+    check_abandoned_reclaimed(bin_dir)
     cluster = Cluster(bin_dir, HOSTS, FLAGS)
     with cluster:
         check(cluster.up_seconds < 10, f"up took {cluster.up_seconds:.1f}s")
