@@ -7,7 +7,7 @@
 
 #include <numeric>
 
-#include "collscope/layers/collective_calls.hpp"
+#include "collscope/layers/framework/collective_calls.hpp"
 #include "collscope/patterns/block.hpp"
 
 namespace collscope::layers {
@@ -33,11 +33,12 @@ class CallsTest : public ::testing::TestWithParam<DataType> {
   void SetUp() override {
     config_.world = w_.n;
     config_.tp = w_.n;
-    std::map<std::string, const Algorithm*, std::less<>> algos;
-    for (auto [coll, name] : {std::pair{"allreduce", "ring"}, {"allgather", "ring"},
-                              {"reduce_scatter", "ring"}, {"alltoall", "pairwise"},
-                              {"alltoallv", "pairwise"}, {"broadcast", "binomial"},
-                              {"scatter", "linear"}, {"gather", "linear"}})
+    AlgorithmChoice algos;
+    using C = Collective;
+    for (auto [coll, name] : {std::pair{C::allreduce, "ring"}, {C::allgather, "ring"},
+                              {C::reduce_scatter, "ring"}, {C::alltoall, "pairwise"},
+                              {C::alltoallv, "pairwise"}, {C::broadcast, "binomial"},
+                              {C::scatter, "linear"}, {C::gather, "linear"}})
       algos[coll] = find_algorithm(coll, name);
     calls_ = std::make_unique<CollectiveCalls>(algos, GetParam());
     calls_->add_group(std::make_unique<GroupComm>(config_, GroupKind::tp, MPI_COMM_WORLD, "mpi"));

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "collscope/layers/groups.hpp"
+#include "collscope/layers/framework/groups.hpp"
 
 namespace collscope::layers {
 namespace {

@@ -7,9 +7,9 @@
 #include <cmath>
 #include <functional>
 
-#include "collscope/layers/compare.hpp"
-#include "collscope/layers/data.hpp"
-#include "collscope/layers/layernorm.hpp"
+#include "collscope/layers/math/compare.hpp"
+#include "collscope/layers/math/data.hpp"
+#include "collscope/layers/math/layernorm.hpp"
 
 namespace collscope::layers {
 namespace {

@@ -6,9 +6,9 @@
 #include <limits>
 
 #include "collscope/half.hpp"
-#include "collscope/layers/compare.hpp"
-#include "collscope/layers/data.hpp"
-#include "collscope/layers/math.hpp"
+#include "collscope/layers/math/compare.hpp"
+#include "collscope/layers/math/data.hpp"
+#include "collscope/layers/math/math.hpp"
 
 namespace collscope::layers {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <numeric>
 
-#include "collscope/layers/moe_routing.hpp"
+#include "collscope/layers/math/moe_routing.hpp"
 
 namespace collscope::layers {
 namespace {

@@ -5,54 +5,62 @@
 #include <vector>
 
 #include "collscope/errors.hpp"
-#include "collscope/layers/catalogue.hpp"
-#include "collscope/layers/options.hpp"
+#include "collscope/layers/framework/options.hpp"
+#include "collscope/layers/pipelines/catalogue.hpp"
 
 namespace collscope::layers {
 namespace {
 
 LayerOptions parse(Layer& layer, std::vector<const char*> args) {
   args.insert(args.begin(), "layer");
-  return parse_layer_options(layer, static_cast<int>(args.size()), args.data());
+  return parse_layer_options(layer, layer.describe(), static_cast<int>(args.size()), args.data());
+}
+
+ParallelConfig layout(const Layer& layer, const LayerOptions& o, int world) {
+  return parallel_config(layer.describe(), o, world);
+}
+
+AlgorithmChoice algorithms(const Layer& layer, const LayerOptions& o) {
+  return resolve_algorithms(layer.describe(), o);
 }
 
 TEST(TpMlpPlan, OneAllreduceOfTHPerPass) {
   auto layer = make_tp_mlp();
   const LayerOptions o = parse(*layer, {"-S", "5", "-B", "3", "-H", "7", "--pass", "both"});
-  const ParallelConfig c = parallel_config(*layer, o, 3);
+  const ParallelConfig c = layout(*layer, o, 3);
   EXPECT_EQ(c.tp, 3);  // --tp defaults to every rank
   const std::vector<PlannedCall> plan = layer->plan(c, o.passes);
   ASSERT_EQ(plan.size(), 2u);
   EXPECT_EQ(plan[0].site, "fwd fc2 allreduce Y [T,H]");
   EXPECT_EQ(plan[1].site, "bwd fc1 allreduce dX [T,H]");
   for (const PlannedCall& p : plan) {
-    EXPECT_EQ(p.collective, "allreduce");
+    EXPECT_EQ(p.collective, Collective::allreduce);
     EXPECT_EQ(p.group, GroupKind::tp);
     EXPECT_EQ(p.count, 5u * 3u * 7u);
   }
   EXPECT_EQ(layer->plan(c, {true, false}).size(), 1u);
   EXPECT_EQ(layer->plan(c, {false, true}).front().site, "bwd fc1 allreduce dX [T,H]");
   // F defaults to 4H = 28, which TP 3 does not divide.
-  EXPECT_EQ(config_violation(c, layer->dims()).value_or(""), "FFN size 28 is not divisible by TP 3");
+  EXPECT_EQ(config_violation(c, o.shape.dims).value_or(""), "FFN size 28 is not divisible by TP 3");
 }
 
 TEST(DpGradPlan, OneAllreduceOfTheShardOnTheDpGroup) {
   auto layer = make_dp_grad();
   const LayerOptions o = parse(*layer, {"-H", "6", "-K", "10", "--tp", "2"});
-  const ParallelConfig c = parallel_config(*layer, o, 4);
+  const ParallelConfig c = layout(*layer, o, 4);
   EXPECT_EQ(c.dp(), 2);
   const std::vector<PlannedCall> plan = layer->plan(c, o.passes);
   ASSERT_EQ(plan.size(), 1u);
   EXPECT_EQ(plan[0].group, GroupKind::dp);
   EXPECT_EQ(plan[0].count, 6u * 5u);
   EXPECT_TRUE(layer->plan(c, {true, false}).empty());  // forward moves nothing
-  EXPECT_EQ(parallel_config(*layer, parse(*layer, {}), 4).tp, 1);  // --tp defaults to 1
+  EXPECT_EQ(layout(*layer, parse(*layer, {}), 4).tp, 1);  // --tp defaults to 1
 }
 
 TEST(TpAttentionPlan, OneAllreduceOfTHPerPassAndHeadsByTp) {
   auto layer = make_tp_attention();
   const LayerOptions o = parse(*layer, {"-S", "5", "-B", "3", "-H", "12", "--heads", "6"});
-  const ParallelConfig c = parallel_config(*layer, o, 4);
+  const ParallelConfig c = layout(*layer, o, 4);
   const std::vector<PlannedCall> plan = layer->plan(c, o.passes);
   ASSERT_EQ(plan.size(), 2u);
   EXPECT_EQ(plan[0].site, "fwd out-proj allreduce Y [T,H]");
@@ -62,7 +70,7 @@ TEST(TpAttentionPlan, OneAllreduceOfTHPerPassAndHeadsByTp) {
     EXPECT_FALSE(p.dtype.has_value());  // the storage dtype
     EXPECT_EQ(p.op, ReduceOp::sum);
   }
-  EXPECT_EQ(config_violation(c, layer->dims()).value_or(""),
+  EXPECT_EQ(config_violation(c, o.shape.dims).value_or(""),
             "number of attention heads 6 is not divisible by TP 4");
   EXPECT_THROW(parse(*layer, {"-H", "12", "--heads", "5"}), UsageError);
   EXPECT_THROW(parse(*layer, {"--causal", "2"}), UsageError);
@@ -71,7 +79,7 @@ TEST(TpAttentionPlan, OneAllreduceOfTHPerPassAndHeadsByTp) {
 TEST(VocabParallelPlan, EmbeddingInStorageDtypeCrossEntropyInFloat32) {
   auto layer = make_vocab_parallel();
   const LayerOptions o = parse(*layer, {"-S", "5", "-B", "1", "-H", "7", "-V", "30", "-d", "bfloat16"});
-  const ParallelConfig c = parallel_config(*layer, o, 3);
+  const ParallelConfig c = layout(*layer, o, 3);
   const std::vector<PlannedCall> plan = layer->plan(c, o.passes);
   ASSERT_EQ(plan.size(), 4u);
   EXPECT_EQ(plan[0].count, 35u);
@@ -84,8 +92,8 @@ TEST(VocabParallelPlan, EmbeddingInStorageDtypeCrossEntropyInFloat32) {
   EXPECT_EQ(plan[2].op, ReduceOp::sum);
   EXPECT_EQ(plan[3].op, ReduceOp::sum);
   EXPECT_TRUE(layer->plan(c, {false, true}).empty());  // the backward moves nothing
-  EXPECT_FALSE(config_violation(c, layer->dims()).has_value());
-  EXPECT_EQ(config_violation(parallel_config(*layer, o, 4), layer->dims()).value_or(""),
+  EXPECT_FALSE(config_violation(c, o.shape.dims).has_value());
+  EXPECT_EQ(config_violation(layout(*layer, o, 4), o.shape.dims).value_or(""),
             "vocabulary size 30 is not divisible by TP 4");
 }
 
@@ -94,11 +102,13 @@ TEST(LayerOptions, Defaults) {
   const LayerOptions o = parse(*layer, {});
   EXPECT_EQ(o.storage, DataType::float32);
   EXPECT_TRUE(o.passes.forward && o.passes.backward);
-  EXPECT_EQ(o.algorithm_names.at("allreduce"), "ring");
-  EXPECT_EQ(resolve_algorithms(*layer, o).at("allreduce")->name, "ring");
+  EXPECT_EQ(o.algorithm_names.at(Collective::allreduce), "ring");
+  EXPECT_EQ(algorithms(*layer, o).at(Collective::allreduce)->name, "ring");
   EXPECT_EQ(parse(*layer, {"-d", "bfloat16"}).storage, DataType::bfloat16);
   EXPECT_EQ(parse(*layer, {"-d", "float"}).storage, DataType::float32);
-  EXPECT_TRUE(resolve_algorithms(*layer, parse(*layer, {"--allreduce-alg", "mpi"})).at("allreduce")->is_vendor());
+  EXPECT_TRUE(algorithms(*layer, parse(*layer, {"--allreduce-alg", "mpi"}))
+                  .at(Collective::allreduce)
+                  ->is_vendor());
 }
 
 TEST(LayerOptions, BadInputIsAUsageError) {
@@ -108,7 +118,7 @@ TEST(LayerOptions, BadInputIsAUsageError) {
       {"-w", "-1"},           {"--format", "xml"}, {"-t", "pigeon"}, {"--bogus"},
       {"-H", "0"},            {"--tp", "-1"},      {"--timeout", "-1"}};
   for (const auto& args : bad) EXPECT_THROW(parse(*layer, args), UsageError) << args[0];
-  EXPECT_THROW(resolve_algorithms(*layer, parse(*layer, {"--allreduce-alg", "magic"})), UsageError);
+  EXPECT_THROW(algorithms(*layer, parse(*layer, {"--allreduce-alg", "magic"})), UsageError);
 }
 
 }  // namespace

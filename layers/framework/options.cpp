@@ -1,0 +1,150 @@
+#include "collscope/layers/framework/options.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "collscope/errors.hpp"
+#include "collscope/program/mpi_program.hpp"
+
+namespace collscope::layers {
+namespace {
+
+std::string flag_of(Collective collective) {
+  std::string flag = "--" + std::string(collective_name(collective)) + "-alg";
+  for (char& c : flag)
+    if (c == '_') c = '-';
+  return flag;
+}
+
+std::string algorithm_list(Collective collective) {
+  std::string s;
+  for (const Algorithm& a : all_algorithms())
+    if (a.collective == collective && !a.needs_device()) s += (s.empty() ? "" : " ") + std::string(a.name);
+  return s;
+}
+
+Passes parse_passes(const std::string& text) {
+  if (text == "forward") return {true, false};
+  if (text == "backward") return {false, true};
+  if (text == "both") return {true, true};
+  throw UsageError("--pass must be forward, backward or both, got '" + text + "'");
+}
+
+DataType parse_storage(const std::string& text) {
+  const auto t = parse_dtype(text);
+  if (!t || !is_storage_dtype(*t))
+    throw UsageError("--dtype must be float32 (float) or bfloat16, got '" + text + "'");
+  return *t;
+}
+
+void check_common(const LayerOptions& o) {
+  if (o.iters < 1) throw UsageError("--iters must be at least 1, got " + std::to_string(o.iters));
+  if (o.warmup < 0) throw UsageError("--warmup must be at least 0, got " + std::to_string(o.warmup));
+  if (o.format != "table" && o.format != "jsonl")
+    throw UsageError("--format must be table or jsonl, got '" + o.format + "'");
+  if (o.transport == "nccl")  // checked before any group is split, on every rank alike
+    throw UsageError("the layers keep their tensors in host memory: -t must be mpi or ucx");
+  if (o.transport != "mpi" && o.transport != "ucx")
+    throw UsageError("unknown transport '" + o.transport + "' (expected mpi or ucx)");
+  if (!(o.timeout_s >= 0)) throw UsageError("--timeout must be >= 0 seconds");
+  if (o.tp < 0) throw UsageError("--tp must be at least 1, got " + std::to_string(o.tp));
+  if (o.ep < 0) throw UsageError("--ep must be at least 1, got " + std::to_string(o.ep));
+  if (o.etp < 1) throw UsageError("--etp must be at least 1, got " + std::to_string(o.etp));
+}
+
+void add_common_options(CLI::App& app, LayerOptions& o, std::string& pass, std::string& dtype) {
+  app.add_option("-t,--transport", o.transport, "mpi or ucx");
+  app.add_option("--pass", pass, "forward, backward or both");
+  app.add_option("-d,--dtype", dtype, "storage dtype: float32 or bfloat16 (compute is float32)");
+  app.add_option("--seed", o.seed, "seed of the generated inputs and weights");
+  app.add_option("-n,--iters", o.iters, "timed iterations");
+  app.add_option("-w,--warmup", o.warmup, "untimed iterations before them");
+  app.add_option("--format", o.format, "stdout format: table or jsonl");
+  app.add_option("-J,--json", o.json_path, "also write the JSON-lines record to this file");
+  app.add_option("-O,--output", o.output_path, "append the record to this HDF5 results file");
+  app.add_option("--timeout", o.timeout_s, "abort a collective stuck longer than this (seconds)");
+}
+
+}  // namespace
+
+std::string_view default_algorithm_name(Collective collective) {
+  switch (collective) {
+    case Collective::alltoall:
+    case Collective::alltoallv: return "pairwise";
+    case Collective::broadcast: return "binomial";
+    case Collective::gather:
+    case Collective::scatter: return "linear";
+    default: return "ring";
+  }
+}
+
+const Algorithm& default_algorithm(Collective collective) {
+  const Algorithm* a = find_algorithm(collective, default_algorithm_name(collective));
+  if (!a)
+    throw std::logic_error("no " + std::string(default_algorithm_name(collective)) + " " +
+                           std::string(collective_name(collective)) + " in the algorithm table");
+  return *a;
+}
+
+LayerOptions parse_layer_options(Layer& layer, const LayerDescription& description, int argc,
+                                 const char* const* argv) {
+  LayerOptions o;
+  const std::string program(description.program);
+  CLI::App app{"collscope " + program + ": " + std::string(description.summary), program};
+  std::string pass = "both", dtype = "float32";
+  add_common_options(app, o, pass, dtype);
+  const DegreeFlags& degrees = description.degrees;
+  if (degrees.tp)
+    app.add_option("--tp", o.tp,
+                   degrees.tp_defaults_to_world ? "TP degree (default: all ranks)"
+                                                : "TP degree (default 1)");
+  if (degrees.ep)
+    app.add_option("--ep", o.ep, "expert-parallel degree EP (default: all ranks / ETP)");
+  if (degrees.etp)
+    app.add_option("--etp", o.etp, "expert tensor-parallel degree ETP (default 1)");
+  for (Collective c : description.collectives) {
+    o.algorithm_names[c] = default_algorithm_name(c);
+    app.add_option(flag_of(c), o.algorithm_names[c],
+                   "algorithm of every " + std::string(collective_name(c)) + ": " +
+                       algorithm_list(c) + " (mpi: the vendor's, bytes not measured)");
+  }
+  layer.add_options(app);
+  app.set_help_flag("-h,--help", "print this help and exit");
+  if (!program::parse_command_line(app, argc, argv, o.help_text)) {
+    o.show_help = true;
+    return o;
+  }
+  o.passes = parse_passes(pass);
+  o.storage = parse_storage(dtype);
+  check_common(o);
+  o.shape = layer.read_options();
+  return o;
+}
+
+ParallelConfig parallel_config(const LayerDescription& description, const LayerOptions& o,
+                               int world) {
+  const DegreeFlags& degrees = description.degrees;
+  ParallelConfig c;
+  c.world = world;
+  c.tp = o.tp > 0 ? o.tp : degrees.tp_defaults_to_world ? world : 1;
+  c.etp = o.etp;
+  if (degrees.ep) c.ep = o.ep > 0 ? o.ep : std::max(1, world / c.etp);
+  return c;
+}
+
+AlgorithmChoice resolve_algorithms(const LayerDescription& description, const LayerOptions& o) {
+  AlgorithmChoice out;
+  for (Collective c : description.collectives) {
+    const std::string& name = o.algorithm_names.at(c);
+    const Algorithm* a = find_algorithm(c, name);
+    if (!a || a->needs_device())  // the layers run on host memory
+      throw UsageError("unknown " + flag_of(c) + " '" + name + "' (expected one of: " +
+                       algorithm_list(c) + ")");
+    out[c] = a;
+  }
+  return out;
+}
+
+}  // namespace collscope::layers

@@ -1,0 +1,60 @@
+// One layer run's record (rank 0): what ran, the verification, the volume per call site
+// against theory, the time split, the seed's figure; printed as a table or JSON lines.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "collscope/layers/framework/layer.hpp"
+#include "collscope/volume.hpp"
+
+namespace collscope::layers {
+
+// One planned call site, every world rank's view of it.
+struct SiteVolume {
+  PlannedCall call;
+  std::string algorithm;
+  bool vendor = false;           // bytes not measured (the library's own collective)
+  int group_size = 1;
+  DataType dtype = DataType::float32;  // what travels (the storage dtype unless the call says)
+  std::size_t bytes = 0;         // count x element size
+  std::vector<RankVolume> measured;  // by world rank; empty when not measured
+  std::vector<RankVolume> theory;    // by world rank; empty when unknown
+  std::optional<double> closed_form_bytes;  // the algorithm's closed form for D = bytes
+  std::string closed_form;                  // its text, "2(N-1)/N x D"
+};
+
+struct LayerRecord {
+  std::string program, layer, scheme, transport;
+  std::vector<std::string> transport_env;
+  ParallelConfig config;
+  bool sp = false;
+  DataType storage = DataType::float32;
+  Passes passes;
+  nlohmann::ordered_json shape;
+  std::uint64_t seed = 1;
+  std::map<std::string, std::string, std::less<>> algorithms;  // collective -> name
+  int iters = 0, warmup = 0;
+  // Per timed iteration, the slowest rank's: whole passes, inside collectives, the rest.
+  std::vector<double> total_us, comm_us, compute_us;
+  std::vector<TensorCheck> checks;
+  std::vector<SiteVolume> sites;
+  bool volume_measured = false;  // every site counted and has a theory
+  std::string volume_error;      // empty: measured == theory at every site and rank
+  SeedFigure seed_figure;
+
+  bool verified() const;  // every check passed (and there is at least one)
+  bool volume_ok() const { return volume_error.empty(); }
+  bool passed() const { return verified() && volume_ok(); }
+};
+
+// Fields in a fixed, readable order (identity, time, verification, volume).
+nlohmann::ordered_json to_json(const LayerRecord& r);
+void print_table(std::ostream& os, const LayerRecord& r);
+
+}  // namespace collscope::layers

@@ -1,0 +1,20 @@
+// The layer pipelines, one file each (layers/pipelines/<name>.cpp), one binary each
+// (layers/mains/).
+#pragma once
+
+#include <memory>
+
+#include "collscope/layers/framework/layer.hpp"
+
+namespace collscope::layers {
+
+std::unique_ptr<Layer> make_tp_mlp();   // layer_tp_mlp
+std::unique_ptr<Layer> make_dp_grad();  // layer_dp_grad
+std::unique_ptr<Layer> make_tp_attention();  // layer_tp_attention
+std::unique_ptr<Layer> make_vocab_parallel();  // layer_vocab_parallel
+std::unique_ptr<Layer> make_tp_sp();           // layer_tp_sp
+std::unique_ptr<Layer> make_tp_to_sp();        // layer_tp_to_sp
+std::unique_ptr<Layer> make_moe();             // layer_moe
+std::unique_ptr<Layer> make_pipeline_tp_sp_ep();  // pipeline_tp_sp_ep
+
+}  // namespace collscope::layers

@@ -1,7 +1,0 @@
-// layer_tp_sp: layers/src/tp_sp.cpp through the shared driver.
-#include "collscope/layers/catalogue.hpp"
-#include "collscope/layers/driver.hpp"
-
-int main(int argc, char** argv) {
-  return collscope::layers::layer_main(collscope::layers::make_tp_sp(), argc, argv);
-}

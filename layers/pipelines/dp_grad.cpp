@@ -1,0 +1,159 @@
+// layer_dp_grad: data-parallel gradient synchronisation of a linear layer Y = X W, as
+// DDP and Megatron do it (seed 001): allreduce SUM over the DP group, then divide by DP.
+// With --tp > 1, W is column-parallel and each TP rank syncs its own shard over its DP
+// group (ranks t, t + TP, t + 2 TP, ...: Megatron's strided DP groups).
+//
+//   T = S x B tokens per replica, H inputs, O outputs, o = O / TP; DP rank d, TP rank t:
+//   X_d   [T, H]  replica d's micro-batch             W_t  [H, o]  columns t o .. of W
+//   dY_dt [T, o]  its given output gradient, columns t o .. of dY_d
+//
+//   forward:  Y_dt  = X_d W_t           [T, o]   (local, no collective)
+//   backward: G_dt  = X_d^T dY_dt       [H, o]   this replica's gradient
+//             dW_t  = allreduce_d(G_dt) / DP     (1) the mean over the replicas
+//
+// (1) Every replica must apply the same update, the mean of the replicas' gradients
+//     (seed 001: all_reduce SUM, then divide by DP_size). The division is local: it
+//     moves no bytes. The layer's input is data, so there is no dX.
+// Volume: ring allreduce of [H, o] sends 2(DP-1)/DP x H o x elem per rank; seed 004
+// (section 3) counts "parameters x sizeof(dtype)" per step (seed_figure below).
+// Verification: each rank's dW_t against the float64 mean over d of X_d^T dY_dt on the
+// gathered data; Y_dt against X_d W_t.
+#include <cmath>
+
+#include "collscope/errors.hpp"
+#include "collscope/layers/framework/gather.hpp"
+#include "collscope/layers/math/data.hpp"
+#include "collscope/layers/math/math.hpp"
+#include "collscope/layers/pipelines/catalogue.hpp"
+#include "collscope/layers/pipelines/shape_flags.hpp"
+
+namespace collscope::layers {
+namespace {
+
+constexpr const char* kGradSite = "bwd dW allreduce dW [H,O/TP]";
+
+struct Shape : TokenShape {
+  std::int64_t out = 32;
+  std::size_t o() const { return static_cast<std::size_t>(out); }
+};
+
+class DpGrad final : public Layer {
+ public:
+  LayerDescription describe() const override {
+    return {.program = "layer_dp_grad",
+            .name = "dp_grad",
+            .summary = "data-parallel gradient sync of a linear layer: allreduce SUM over DP, "
+                       "then / DP",
+            .degrees = {.tp = true},
+            .collectives = {Collective::allreduce},
+            .groups = {GroupKind::dp}};
+  }
+
+  void add_options(CLI::App& app) override {
+    add_token_flags(app, shape_, "sequence length S (tokens per replica T = S x B)",
+                    "input features H");
+    app.add_option("-K,--out-features", shape_.out, "output features O, divisible by TP");
+  }
+  LayerShape read_options() override {
+    check_token_shape(shape_);
+    require_at_least(shape_.out, 1, "--out-features");
+    LayerShape s{.scheme = "dp", .dims = {.out_features = shape_.out}, .json = token_json(shape_)};
+    s.json["O"] = shape_.out;
+    return s;
+  }
+
+  std::vector<PlannedCall> plan(const ParallelConfig& c, Passes p) const override {
+    if (!p.backward) return {};
+    return {planned_call(kGradSite, Collective::allreduce, GroupKind::dp, shape_.h() * (shape_.o() / c.tp))};
+  }
+
+  SeedFigure seed_figure(const ParallelConfig& c, Passes p, DataType storage) const override {
+    SeedFigure s;
+    s.source = "seed 004 section 3 (data parallelism)";
+    s.formula = "parameters x sizeof(dtype) per step";
+    s.elements = p.backward ? static_cast<double>(shape_.h() * (shape_.o() / c.tp)) : 0;
+    s.bytes = s.elements * static_cast<double>(dtype_size(storage));
+    s.explanation =
+        "the seed takes one allreduce's traffic as the gradient's size; a ring rank sends "
+        "2(DP-1)/DP of it (reduce-scatter, then all-gather): DP " +
+        std::to_string(c.dp()) + " gives " + std::to_string(2 * (c.dp() - 1)) + "/" +
+        std::to_string(c.dp()) + " of the seed's figure (equal at DP 2, up to twice it as DP "
+        "grows, nothing at DP 1)";
+    return s;
+  }
+
+  void setup(LayerContext& ctx) override {
+    const GroupPosition tp = ctx.position(GroupKind::tp);
+    const int replica = ctx.position(GroupKind::dp).position;
+    const std::size_t o = shape_.o() / tp.members.size();
+    const std::size_t col0 = static_cast<std::size_t>(tp.position) * o;
+    const DataType st = ctx.storage();
+    x_ = make_full(ctx.seed(), {"X", replica}, shape_.tokens(), shape_.h(), 1.0f, st);
+    dy_ = make_block(ctx.seed(), {"dY", replica}, {shape_.o(), 0, shape_.tokens(), col0, o},
+                     1.0f, st);
+    w_ = make_block(ctx.seed(), {"W"}, {shape_.o(), 0, shape_.h(), col0, o},
+                    1.0f / std::sqrt(static_cast<float>(shape_.h())), st);
+  }
+
+  void forward(LayerContext& ctx) override {
+    matmul(x_, Trans::no, w_, Trans::no, y_, ctx.storage());
+  }
+
+  void backward(LayerContext& ctx) override {
+    const DataType st = ctx.storage();
+    matmul(x_, Trans::yes, dy_, Trans::no, dw_, st);
+    ctx.calls().allreduce_sum(GroupKind::dp, kGradSite, dw_);
+    scale(dw_, 1.0f / static_cast<float>(ctx.config().dp()), st);
+  }
+
+  std::vector<TensorCheck> verify(LayerContext& ctx, Passes p) override {
+    const MPI_Comm c = ctx.ctrl();
+    const Gathered g{gather_to_root(c, x_), gather_to_root(c, w_), gather_to_root(c, dy_),
+                     gather_to_root(c, y_), gather_to_root(c, dw_)};
+    return checks_per_group(ctx.world_rank(), ctx.config(), GroupKind::dp,
+                            [&](const std::vector<int>& group, std::vector<TensorCheck>& checks) {
+                              check_group(g, group, p, ctx.storage(), checks);
+                            });
+  }
+
+ private:
+  struct Gathered {
+    std::vector<Tensor> x, w, dy, y, dw;  // by world rank
+  };
+
+  // The float64 mean over the DP group of each replica's gradient X_d^T dY_d.
+  static RefTensor mean_gradient(const Gathered& g, const std::vector<int>& group) {
+    RefTensor mean;
+    for (int r : group) {
+      const RefTensor grad = ref_matmul(to_ref(g.x[r]), Trans::yes, to_ref(g.dy[r]), Trans::no);
+      if (mean.size() == 0) mean = grad;
+      else ref_add(mean, grad);
+    }
+    ref_scale(mean, 1.0 / static_cast<double>(group.size()));
+    return mean;
+  }
+
+  // One DP group (one shard of W, every replica): each rank's Y and its synced dW.
+  void check_group(const Gathered& g, const std::vector<int>& group, Passes p, DataType st,
+                   std::vector<TensorCheck>& checks) const {
+    for (int r : group)
+      if (p.forward)
+        add_check(checks, "Y",
+                  compare(g.y[r], ref_matmul(to_ref(g.x[r]), Trans::no, to_ref(g.w[r]), Trans::no),
+                          st, shape_.h()));
+    if (!p.backward) return;
+    const RefTensor mean = mean_gradient(g, group);
+    for (int r : group)
+      add_check(checks, "dW", compare(g.dw[r], mean, st, shape_.tokens() * group.size()));
+  }
+
+  Shape shape_;
+  Tensor x_, dy_, w_;  // this replica's data, this rank's weight shard
+  Tensor y_, dw_;
+};
+
+}  // namespace
+
+std::unique_ptr<Layer> make_dp_grad() { return std::make_unique<DpGrad>(); }
+
+}  // namespace collscope::layers

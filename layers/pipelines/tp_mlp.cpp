@@ -1,0 +1,147 @@
+// layer_tp_mlp: Megatron's tensor-parallel MLP (seed 002 section 2), fc1 column-parallel,
+// GeLU, fc2 row-parallel, on one TP group of N ranks (and DP = world / N replicas, each
+// with its own micro-batch).
+//
+//   T = S x B tokens, H hidden, F FFN size (default 4H), f = F / N; TP rank t holds
+//   X  [T, H]  replicated in the group        W1_t [H, f]  columns t f .. (t+1) f - 1 of W1
+//   dY [T, H]  replicated (given gradient)    W2_t [f, H]  rows    t f .. (t+1) f - 1 of W2
+//
+//   forward                                   backward
+//   Z_t  = X W1_t            [T, f]           dA_t  = dY W2_t^T            [T, f]
+//   A_t  = gelu(Z_t)         [T, f]           dZ_t  = dA_t * gelu'(Z_t)    [T, f]
+//   Y_t  = A_t W2_t          [T, H] partial   dW2_t = A_t^T dY             [f, H]
+//   Y    = allreduce_t Y_t   [T, H]  <- (1)   dW1_t = X^T dZ_t             [H, f]
+//                                             dX_t  = dZ_t W1_t^T          [T, H] partial
+//                                             dX    = allreduce_t dX_t     [T, H]  <- (2)
+//
+// (1) fc2 is row-parallel: each rank holds a partial sum of Y over its f columns of A.
+// (2) X fed every rank's fc1 (Megatron's f: identity forward, allreduce backward), so
+//     its gradient is the sum of the ranks' contributions. GeLU is element-wise on the
+//     column shard: no collective between the two GEMMs (why fc1 is the column one).
+// Volume: ring allreduce of [T, H] sends 2(N-1)/N x T H x elem per rank per call (exact
+// theory with uneven blocks: collectives/theory/allreduce.cpp). Seed 002 counts each
+// allreduce as 2 Phi, Phi = b s h elements, the MLP as 4 Phi (seed_figure below).
+// Verification: Y, dX from every rank; dW1, dW2 assembled from the shards; against the
+// float64 MLP on the gathered X, W1, W2, dY, per replica.
+#include <cmath>
+
+#include "collscope/errors.hpp"
+#include "collscope/layers/blocks/tp_block.hpp"
+#include "collscope/layers/blocks/tp_local.hpp"
+#include "collscope/layers/framework/gather.hpp"
+#include "collscope/layers/math/data.hpp"
+#include "collscope/layers/math/math.hpp"
+#include "collscope/layers/pipelines/catalogue.hpp"
+#include "collscope/layers/pipelines/shape_flags.hpp"
+
+namespace collscope::layers {
+namespace {
+
+constexpr const char* kForwardSite = "fwd fc2 allreduce Y [T,H]";
+constexpr const char* kBackwardSite = "bwd fc1 allreduce dX [T,H]";
+
+struct Shape : TokenShape {
+  std::int64_t ffn = 0;  // 0: 4 x hidden
+  std::size_t f() const { return static_cast<std::size_t>(ffn > 0 ? ffn : 4 * hidden); }
+};
+
+class TpMlp final : public Layer {
+ public:
+  LayerDescription describe() const override {
+    return {.program = "layer_tp_mlp",
+            .name = "tp_mlp",
+            .summary = "tensor-parallel MLP: column-parallel fc1 -> GeLU -> row-parallel fc2; "
+                       "one allreduce [T,H] forward, one backward",
+            .degrees = {.tp = true, .tp_defaults_to_world = true},
+            .collectives = {Collective::allreduce},
+            .groups = {GroupKind::tp}};
+  }
+
+  void add_options(CLI::App& app) override {
+    add_token_flags(app, shape_, "sequence length S (tokens T = S x B)");
+    app.add_option("-F,--ffn", shape_.ffn, "FFN size F (default 4 x H), divisible by TP");
+  }
+  LayerShape read_options() override {
+    check_token_shape(shape_);
+    require_at_least(shape_.ffn, 0, "--ffn");
+    LayerShape s{.scheme = "tp", .dims = {.ffn = static_cast<std::int64_t>(shape_.f())},
+                 .json = token_json(shape_)};
+    s.json["F"] = shape_.f();
+    return s;
+  }
+
+  std::vector<PlannedCall> plan(const ParallelConfig&, Passes p) const override {
+    return tp_block_plan(shape_.tokens() * shape_.h(), p, kForwardSite, kBackwardSite);
+  }
+
+  SeedFigure seed_figure(const ParallelConfig& c, Passes p, DataType storage) const override {
+    return tp_block_seed_figure(shape_.tokens() * shape_.h(), c.tp, p, storage, "2.2", "MLP",
+                                "its 8 b s h per layer adds the attention block's 4 Phi");
+  }
+
+  void setup(LayerContext& ctx) override {
+    const GroupPosition tp = ctx.position(GroupKind::tp);
+    const int replica = ctx.position(GroupKind::dp).position;
+    const std::size_t t = shape_.tokens(), h = shape_.h(), n = tp.members.size();
+    const std::size_t pos = static_cast<std::size_t>(tp.position);
+    const DataType st = ctx.storage();
+    x_ = make_full(ctx.seed(), {"X", replica}, t, h, 1.0f, st);
+    dy_ = make_full(ctx.seed(), {"dY", replica}, t, h, 1.0f, st);
+    w1_ = fc1_weight_shard(ctx.seed(), h, shape_.f(), pos, n, st);
+    w2_ = fc2_weight_shard(ctx.seed(), h, shape_.f(), pos, n, st);
+  }
+
+  void forward(LayerContext& ctx) override {
+    y_ = mlp_forward(x_, w1_, w2_, ctx.storage(), saved_);
+    ctx.calls().allreduce_sum(GroupKind::tp, kForwardSite, y_);
+  }
+
+  void backward(LayerContext& ctx) override {
+    grads_ = mlp_backward(x_, w1_, w2_, saved_, dy_, ctx.storage());
+    ctx.calls().allreduce_sum(GroupKind::tp, kBackwardSite, grads_.dx);
+  }
+
+  std::vector<TensorCheck> verify(LayerContext& ctx, Passes p) override {
+    const MPI_Comm c = ctx.ctrl();
+    const Gathered g{gather_to_root(c, x_),  gather_to_root(c, w1_),  gather_to_root(c, w2_),
+                     gather_to_root(c, dy_), gather_to_root(c, y_),   gather_to_root(c, grads_.dx),
+                     gather_to_root(c, grads_.dw1), gather_to_root(c, grads_.dw2)};
+    return checks_per_group(ctx.world_rank(), ctx.config(), GroupKind::tp,
+                            [&](const std::vector<int>& group, std::vector<TensorCheck>& checks) {
+                              check_group(g, group, p, ctx.storage(), checks);
+                            });
+  }
+
+ private:
+  struct Gathered {
+    std::vector<Tensor> x, w1, w2, dy, y, dx, dw1, dw2;  // by world rank
+  };
+
+  // One TP group: its replica's reference against what each of its ranks holds.
+  void check_group(const Gathered& g, const std::vector<int>& group, Passes p, DataType st,
+                   std::vector<TensorCheck>& checks) const {
+    const std::size_t lead = static_cast<std::size_t>(group.front());
+    const RefMlp ref = ref_mlp(to_ref(g.x[lead]), concat_columns(ref_parts(g.w1, group)),
+                                        concat_rows(ref_parts(g.w2, group)), to_ref(g.dy[lead]));
+    const std::size_t f = shape_.f(), t = shape_.tokens();
+    for (int r : group) {
+      if (p.forward) add_check(checks, "Y", compare(g.y[r], ref.y, st, f));
+      if (p.backward) add_check(checks, "dX", compare(g.dx[r], ref.dx, st, f));
+    }
+    if (!p.backward) return;
+    add_check(checks, "dW1", compare(concat_columns(parts_of(g.dw1, group)), ref.dw1, st, t));
+    add_check(checks, "dW2", compare(concat_rows(parts_of(g.dw2, group)), ref.dw2, st, t));
+  }
+
+  Shape shape_;
+  Tensor x_, dy_, w1_, w2_;    // inputs and weights (this rank's shards)
+  MlpSaved saved_;             // forward: saved activations
+  Tensor y_;                   // forward: output
+  MlpGrads grads_;             // backward: gradients
+};
+
+}  // namespace
+
+std::unique_ptr<Layer> make_tp_mlp() { return std::make_unique<TpMlp>(); }
+
+}  // namespace collscope::layers

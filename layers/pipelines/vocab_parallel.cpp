@@ -1,0 +1,281 @@
+// layer_vocab_parallel: Megatron's vocab-parallel word embedding and vocab-parallel
+// cross-entropy (seed 002 sections 4 and 5) on one TP group of N ranks (and DP = world /
+// N replicas, each with its own micro-batch), with the embedding table tied between the
+// input lookup and the output projection (the seed: "the input and output layers share
+// one word embedding"; its gradient is the sum of both uses).
+//
+//   T = S x B tokens, H hidden, V vocabulary, v = V / N rows per rank; TP rank t holds
+//   ids [T], targets [T] in [0, V), replicated (a function of seed, replica, token)
+//   E_t  [v, H]  rows t v .. (t+1) v - 1 of the table E [V, H]
+//   Hd   [T, H]  the last hidden states, replicated (input of the output layer)
+//   dY   [T, H]  replicated (given gradient of the embedding output)
+//
+//   forward
+//   Y_t[i]   = E_t[ids_i - t v] if t v <= ids_i < (t+1) v, else 0  [T, H] masked lookup
+//   Y        = allreduce_t Y_t                     SUM [T, H]  storage dtype  <- (1)
+//   L_t      = Hd E_t^T                                [T, v]  logits, vocab-parallel
+//   m        = allreduce_t max_j L_t[i, j]             MAX [T] float32        <- (2)
+//   z        = allreduce_t L_t[i, targets_i - t v]     SUM [T] float32        <- (3)
+//              (the rank holding the target's row gives it, the others 0)
+//   s        = allreduce_t sum_j exp(L_t[i, j] - m_i)  SUM [T] float32        <- (4)
+//   loss_i   = log s_i + m_i - z_i                         [T]     float32, every rank
+//
+//   backward (of the mean loss over the T tokens; no collective)
+//   dL_t     = (exp(L_t - m) / s - onehot_t(targets)) / T          [T, v]  local
+//   dE_t     = dL_t^T Hd  +  sum over tokens i with ids_i in t's rows of dY[i] into row
+//              ids_i - t v                                         [v, H]  local
+//
+// (1) Each token's row lives on exactly one rank; the others contribute zeros, so the
+//     SUM assembles the lookup (the seed: "look up, zero what is not found, AllReduce").
+// (2)-(4) Softmax over the vocabulary without gathering the [T, V] logits (the seed's
+//     point: an all-gather would move b s v): per token, the global max (for a stable
+//     exp), the target's logit and the sum of exponentials, three allreduces of [T].
+//     They travel in float32 even under --dtype bfloat16 (Megatron's cross-entropy
+//     casts the logits to float32 before these reductions); the exact theory uses 4 B.
+// The backward needs nothing global: m and s are on every rank, each rank's dL_t only
+// touches its own rows. dHd (the gradient into the transformer, partial [T, H] per rank,
+// an allreduce in Megatron's column-parallel output layer) is not part of this layer.
+// Volume: ring allreduce of [T, H] x elem, then 3 ring allreduces of [T] x 4 B.
+// Seed 002: the embedding allreduce as 2 Phi, the cross-entropy as b s (the sum of
+// exponentials) + N (a scalar loss per GPU) (seed_figure below).
+// Verification: Y and loss from every rank; dE assembled from the shards; against the
+// float64 lookup, log-softmax and gradient on the gathered ids, targets, E, Hd, dY.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "collscope/errors.hpp"
+#include "collscope/layers/framework/gather.hpp"
+#include "collscope/layers/math/data.hpp"
+#include "collscope/layers/math/math.hpp"
+#include "collscope/layers/pipelines/catalogue.hpp"
+#include "collscope/layers/pipelines/shape_flags.hpp"
+
+namespace collscope::layers {
+namespace {
+
+constexpr const char* kEmbedSite = "fwd embedding allreduce Y [T,H]";
+constexpr const char* kMaxSite = "fwd CE allreduce max [T]";
+constexpr const char* kTargetSite = "fwd CE allreduce tgt-logit [T]";
+constexpr const char* kSumExpSite = "fwd CE allreduce sum-exp [T]";
+
+struct Shape : TokenShape {
+  std::int64_t vocab = 64;
+  std::size_t v() const { return static_cast<std::size_t>(vocab); }
+};
+
+// Token ids (and targets): uniform in [0, V), a function of (seed, name, replica, token).
+Tensor make_ids(std::uint64_t seed, TensorId id, std::size_t tokens, std::size_t vocab) {
+  Tensor t(tokens, 1);
+  for (std::size_t i = 0; i < tokens; ++i) {
+    const double unit = (static_cast<double>(data_value(seed, id, i, 1.0f)) + 1.0) / 2.0;
+    const auto drawn = static_cast<std::size_t>(unit * static_cast<double>(vocab));
+    t.data[i] = static_cast<float>(std::min(vocab - 1, drawn));
+  }
+  return t;
+}
+
+std::size_t index_of(float id) { return static_cast<std::size_t>(id); }
+
+// The float64 layer on whole tensors.
+struct Reference {
+  RefTensor y, loss, de;
+};
+
+Reference reference_vocab(const RefTensor& ids, const RefTensor& targets, const RefTensor& e,
+                          const RefTensor& hd, const RefTensor& dy) {
+  const std::size_t t = ids.rows, h = e.cols, vocab = e.rows;
+  Reference r{RefTensor(t, h), RefTensor(t, 1), RefTensor(vocab, h)};
+  const RefTensor logits = ref_matmul(hd, Trans::no, e, Trans::yes);  // [T, V]
+  RefTensor dlogits(t, vocab);
+  for (std::size_t i = 0; i < t; ++i) {
+    const std::size_t id = static_cast<std::size_t>(ids.data[i]);
+    const std::size_t target = static_cast<std::size_t>(targets.data[i]);
+    for (std::size_t c = 0; c < h; ++c) {
+      r.y.at(i, c) = e.at(id, c);
+      r.de.at(id, c) += dy.at(i, c);
+    }
+    double mx = -std::numeric_limits<double>::infinity(), sum = 0;
+    for (std::size_t j = 0; j < vocab; ++j) mx = std::max(mx, logits.at(i, j));
+    for (std::size_t j = 0; j < vocab; ++j) sum += std::exp(logits.at(i, j) - mx);
+    r.loss.data[i] = std::log(sum) + mx - logits.at(i, target);
+    for (std::size_t j = 0; j < vocab; ++j)
+      dlogits.at(i, j) = (std::exp(logits.at(i, j) - mx) / sum - (j == target ? 1.0 : 0.0)) /
+                         static_cast<double>(t);
+  }
+  ref_add(r.de, ref_matmul(dlogits, Trans::yes, hd, Trans::no));
+  return r;
+}
+
+class VocabParallel final : public Layer {
+ public:
+  LayerDescription describe() const override {
+    return {.program = "layer_vocab_parallel",
+            .name = "vocab_parallel",
+            .summary = "vocab-parallel embedding (masked lookup, allreduce [T,H]) and "
+                       "vocab-parallel cross-entropy on the tied table (MAX, target-logit and "
+                       "sum-exp allreduces of [T] in float32)",
+            .degrees = {.tp = true, .tp_defaults_to_world = true},
+            .collectives = {Collective::allreduce},
+            .groups = {GroupKind::tp}};
+  }
+
+  void add_options(CLI::App& app) override {
+    add_token_flags(app, shape_, "sequence length S (tokens T = S x B)");
+    app.add_option("-V,--vocab", shape_.vocab, "vocabulary size V, divisible by TP");
+  }
+  LayerShape read_options() override {
+    check_token_shape(shape_);
+    require_at_least(shape_.vocab, 1, "--vocab");
+    if (shape_.vocab >= (std::int64_t{1} << 24))
+      throw UsageError("--vocab must be below 2^24 (token ids are kept as exact floats)");
+    LayerShape s{.scheme = "tp", .dims = {.vocab = shape_.vocab}, .json = token_json(shape_)};
+    s.json["V"] = shape_.vocab;
+    s.json["tied"] = true;
+    return s;
+  }
+
+  std::vector<PlannedCall> plan(const ParallelConfig&, Passes p) const override {
+    const std::size_t t = shape_.tokens();
+    if (!p.forward) return {};  // the backward moves nothing
+    constexpr DataType f32 = DataType::float32;
+    return {planned_call(kEmbedSite, Collective::allreduce, GroupKind::tp, t * shape_.h()),
+            planned_call(kMaxSite, Collective::allreduce, GroupKind::tp, t, f32, ReduceOp::max),
+            planned_call(kTargetSite, Collective::allreduce, GroupKind::tp, t, f32, ReduceOp::sum),
+            planned_call(kSumExpSite, Collective::allreduce, GroupKind::tp, t, f32, ReduceOp::sum)};
+  }
+
+  SeedFigure seed_figure(const ParallelConfig& c, Passes p, DataType storage) const override {
+    const double t = static_cast<double>(shape_.tokens()), th = t * static_cast<double>(shape_.h());
+    SeedFigure s;
+    s.source = "seed 002 sections 4.1 and 5";
+    s.formula = "embedding AllReduce 2 Phi (Phi = b x s x h) + cross-entropy b x s + N "
+                "(sum(e) per row, then the scalar loss of each of N GPUs); backward none";
+    if (p.forward) {
+      s.elements = 2 * th + t + c.tp;
+      s.bytes = 2 * th * static_cast<double>(dtype_size(storage)) + (t + c.tp) * 4.0;
+    }
+    s.explanation =
+        "the embedding allreduce differs as in layer_tp_mlp: a ring rank sends (TP-1)/TP of "
+        "the seed's 2 Phi, in bytes of the storage dtype; for the cross-entropy the seed "
+        "counts one allreduce of the sum of exponentials as b s (not 2(TP-1)/TP x b s) and "
+        "adds a scalar loss allreduce of N, while Megatron (and this layer) makes three "
+        "float32 allreduces of [b s]: the max (for a stable exp, which the seed leaves out), "
+        "the target's logit and the sum of exponentials, and leaves the loss per token on "
+        "every rank (no scalar allreduce): 3 x 2(TP-1)/TP x b s x 4 B; bytes of the seed "
+        "figure: its elements at the storage size for 2 Phi, 4 B for b s + N";
+    return s;
+  }
+
+  void setup(LayerContext& ctx) override {
+    const GroupPosition tp = ctx.position(GroupKind::tp);
+    const int replica = ctx.position(GroupKind::dp).position;
+    const std::size_t t = shape_.tokens(), h = shape_.h(), v = shape_.v() / tp.members.size();
+    const DataType st = ctx.storage();
+    row0_ = static_cast<std::size_t>(tp.position) * v;
+    ids_ = make_ids(ctx.seed(), {"ids", replica}, t, shape_.v());
+    targets_ = make_ids(ctx.seed(), {"targets", replica}, t, shape_.v());
+    hd_ = make_full(ctx.seed(), {"Hd", replica}, t, h, 1.0f, st);
+    dy_ = make_full(ctx.seed(), {"dY", replica}, t, h, 1.0f, st);
+    e_ = make_block(ctx.seed(), {"E"}, {h, row0_, v, 0, h},
+                    1.0f / std::sqrt(static_cast<float>(h)), st);
+  }
+
+  void forward(LayerContext& ctx) override {
+    const DataType st = ctx.storage();
+    const std::size_t t = shape_.tokens(), h = shape_.h(), v = e_.rows;
+    y_ = Tensor(t, h);
+    for (std::size_t i = 0; i < t; ++i)
+      if (const std::size_t row = local_row(ids_.data[i]); row < v)
+        for (std::size_t c = 0; c < h; ++c) y_.at(i, c) = e_.at(row, c);
+    ctx.calls().allreduce_sum(GroupKind::tp, kEmbedSite, y_);
+
+    matmul(hd_, Trans::no, e_, Trans::yes, logits_, st);  // [T, v]
+    max_.assign(t, -std::numeric_limits<float>::infinity());
+    for (std::size_t i = 0; i < t; ++i)
+      for (std::size_t j = 0; j < v; ++j) max_[i] = std::max(max_[i], logits_.at(i, j));
+    ctx.calls().allreduce(GroupKind::tp, kMaxSite, max_, ReduceOp::max, DataType::float32);
+    std::vector<float> target(t, 0.0f);
+    for (std::size_t i = 0; i < t; ++i)
+      if (const std::size_t col = local_row(targets_.data[i]); col < v)
+        target[i] = logits_.at(i, col);
+    ctx.calls().allreduce(GroupKind::tp, kTargetSite, target, ReduceOp::sum, DataType::float32);
+    sumexp_.assign(t, 0.0f);
+    for (std::size_t i = 0; i < t; ++i)
+      for (std::size_t j = 0; j < v; ++j) sumexp_[i] += std::exp(logits_.at(i, j) - max_[i]);
+    ctx.calls().allreduce(GroupKind::tp, kSumExpSite, sumexp_, ReduceOp::sum, DataType::float32);
+    loss_ = Tensor(t, 1);
+    for (std::size_t i = 0; i < t; ++i)
+      loss_.data[i] = std::log(sumexp_[i]) + max_[i] - target[i];
+  }
+
+  void backward(LayerContext& ctx) override {
+    const DataType st = ctx.storage();
+    const std::size_t t = shape_.tokens(), h = shape_.h(), v = e_.rows;
+    const float inv_t = 1.0f / static_cast<float>(t);
+    Tensor dlogits(t, v);
+    for (std::size_t i = 0; i < t; ++i) {
+      const std::size_t target = local_row(targets_.data[i]);
+      for (std::size_t j = 0; j < v; ++j) {
+        const float softmax = std::exp(logits_.at(i, j) - max_[i]) / sumexp_[i];
+        dlogits.at(i, j) = store_value((softmax - (j == target ? 1.0f : 0.0f)) * inv_t, st);
+      }
+    }
+    de_ = matmul(dlogits, Trans::yes, hd_, Trans::no, DataType::float32);  // [v, H]
+    for (std::size_t i = 0; i < t; ++i)
+      if (const std::size_t row = local_row(ids_.data[i]); row < v)
+        for (std::size_t c = 0; c < h; ++c) de_.at(row, c) += dy_.at(i, c);
+    round_to_storage(de_, st);  // one rounding of the sum of both uses
+  }
+
+  std::vector<TensorCheck> verify(LayerContext& ctx, Passes p) override {
+    const MPI_Comm c = ctx.ctrl();
+    const Gathered g{gather_to_root(c, ids_), gather_to_root(c, targets_), gather_to_root(c, e_),
+                     gather_to_root(c, hd_),  gather_to_root(c, dy_),      gather_to_root(c, y_),
+                     gather_to_root(c, loss_), gather_to_root(c, de_)};
+    return checks_per_group(ctx.world_rank(), ctx.config(), GroupKind::tp,
+                            [&](const std::vector<int>& group, std::vector<TensorCheck>& checks) {
+                              check_group(g, group, p, ctx.storage(), checks);
+                            });
+  }
+
+ private:
+  struct Gathered {
+    std::vector<Tensor> ids, targets, e, hd, dy, y, loss, de;  // by world rank
+  };
+
+  // The row of this rank's shard holding token `id`, or a value >= v when another rank
+  // holds it (unsigned wrap-around below row0_).
+  std::size_t local_row(float id) const { return index_of(id) - row0_; }
+
+  // One TP group: its replica's reference against what each of its ranks holds. The
+  // longest sums: the loss over V logits, dE over the T tokens.
+  void check_group(const Gathered& g, const std::vector<int>& group, Passes p, DataType st,
+                   std::vector<TensorCheck>& checks) const {
+    const std::size_t lead = static_cast<std::size_t>(group.front());
+    const Reference ref = reference_vocab(to_ref(g.ids[lead]), to_ref(g.targets[lead]),
+                                          concat_rows(ref_parts(g.e, group)), to_ref(g.hd[lead]),
+                                          to_ref(g.dy[lead]));
+    for (int r : group) {
+      if (!p.forward) break;
+      add_check(checks, "Y", compare(g.y[r], ref.y, st, 1));
+      add_check(checks, "loss", compare(g.loss[r], ref.loss, st, shape_.v()));
+    }
+    if (p.backward)
+      add_check(checks, "dE", compare(concat_rows(parts_of(g.de, group)), ref.de, st,
+                                      shape_.tokens()));
+  }
+
+  Shape shape_;
+  std::size_t row0_ = 0;             // first vocabulary row of this rank's shard
+  Tensor ids_, targets_, hd_, dy_, e_;  // inputs and the table shard
+  Tensor y_, logits_, loss_;         // forward: embedding output, saved logits, loss
+  std::vector<float> max_, sumexp_;  // forward: per-token global max and sum of exp
+  Tensor de_;                        // backward
+};
+
+}  // namespace
+
+std::unique_ptr<Layer> make_vocab_parallel() { return std::make_unique<VocabParallel>(); }
+
+}  // namespace collscope::layers
