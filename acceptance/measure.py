@@ -18,6 +18,19 @@ import subprocess
 import time
 
 
+def group_alive(pgid):
+    """Whether a live (not zombie) process of process group pgid exists."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            return True
+    return False
+
+
 class RuntimeFailure(Exception):
     """A launch failed or ran out of time: exit code 3, one line."""
 
@@ -65,27 +78,32 @@ class Runner:
         except subprocess.TimeoutExpired:
             self.stop()
             raise RuntimeFailure(f"{name}: still running after {limit:.0f}s, stopped") from None
+        except BaseException:   # a signal (Interrupted) or Ctrl-C: the launch must not outlive us
+            self.stop()
+            raise
         finally:
             code = self.process.returncode
             self.process = None
         return code, out, err
 
     def stop(self):
-        """Ends the launch in progress (its own process group: mpirun and what it started
-        here), on a timeout or a signal."""
+        """Ends the launch in progress (its own process group: mpirun and the ranks it
+        started here), on a timeout or a signal; returns once no process of the group is
+        left (the ranks can outlive mpirun by a moment)."""
         p = self.process
-        if p is None or p.poll() is not None:
+        if p is None:
             return
         for sig in (signal.SIGTERM, signal.SIGKILL):
             try:
                 os.killpg(p.pid, sig)
             except ProcessLookupError:
                 return
-            try:
-                p.wait(timeout=5)
+            deadline = time.time() + 5
+            while time.time() < deadline and group_alive(p.pid):
+                p.poll()   # reaps mpirun once it exits (a zombie still counts as the group's)
+                time.sleep(0.05)
+            if not group_alive(p.pid):
                 return
-            except subprocess.TimeoutExpired:
-                continue
 
     # ---- the measurements ----------------------------------------------------------------
 

@@ -506,6 +506,7 @@ Measurement Runner::measure(const Case& c, benchmark::State& state) {
   m.warmup = opts_.warmup;
   m.path = path_;
   m.timing = opts_.graph_calls > 0 ? "graph" : opts_.timing;
+  if (opts_.transport == "nccl") m.nccl_version = nccl_runtime_version();
   m.graph_calls = opts_.graph_calls;
   m.blocking = opts_.blocking;
   if (algo_.vendor)

@@ -83,6 +83,8 @@ void validate_device_options(const Options& o) {
   if (!o.path.empty() && o.transport == "nccl")
     throw UsageError("--path applies to -t mpi and ucx: NCCL moves GPU memory itself");
   if (o.stage_chunk == 0) throw UsageError("--stage-chunk must be at least 1 byte");
+  if (o.stage_chunk_given && (!device || o.transport == "nccl" || (!o.path.empty() && o.path != "staged")))
+    throw UsageError("--stage-chunk applies to the staged path (-m device, --path staged or the default)");
   if (o.timing != "call" && o.timing != "loop")
     throw UsageError("--timing must be call or loop, got '" + o.timing + "'");
   if (o.graph_calls < 0) throw UsageError("--graph must be at least 1 (calls per graph)");
@@ -217,6 +219,7 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   o.memory = *mem;
   if (!device_map.empty()) o.device_map = parse_device_map(device_map);
   o.stage_chunk = parse_size(stage_chunk, "--stage-chunk");
+  o.stage_chunk_given = app.count("--stage-chunk") > 0;
   validate(o);
   return o;
 }

@@ -142,7 +142,7 @@ PingpongOptions parse_pingpong_options(int argc, const char* const* argv) {
   app.add_option("-n,--iters", o.iters, "timed round trips per size and pair");
   app.add_option("-w,--warmup", o.warmup, "untimed round trips per size and pair");
   app.add_option("-c,--check", check, "compare the payload bit for bit (0 or 1); byte counts are always checked");
-  app.add_option("-t,--transport", o.transport, "mpi, ucx or nccl");
+  app.add_option("-t,--transport", o.transport, "mpi or ucx (host memory)");
   CLI::Option* pairs_option = app.add_option("--pairs", pairs, "two ranks A,B (default 0,1), or all");
   app.add_option("--pattern", pattern,
                  "pairs (one pair at a time), rounds (disjoint pairs at once) or ring (r -> r+k at once)");
@@ -161,6 +161,9 @@ PingpongOptions parse_pingpong_options(int argc, const char* const* argv) {
   o.max_bytes = parse_size(max_b, "--max-bytes");
   parse_pairs(pairs, p);
   parse_pattern(pattern, pairs_option->count() > 0, p);
+  if (o.transport == "nccl")
+    throw UsageError("pingpong measures host memory: -t mpi or ucx (GPU links: the collectives' "
+                     "-m device runs)");
   validate_common_options(o);
   return p;
 }

@@ -122,6 +122,7 @@ nlohmann::json to_json(const Measurement& m) {
   j["graph_calls"] = m.graph_calls;
   j["blocking"] = m.blocking;
   j["vendor_call"] = m.vendor_call;
+  if (!m.nccl_version.empty()) j["nccl_version"] = m.nccl_version;
   j["time_us"] = m.time_us;
   j["time_us_min"] = m.time_us_min;
   j["time_us_max"] = m.time_us_max;

@@ -229,7 +229,8 @@ def test_interrupt():
         check(os.path.isdir(out) and os.listdir(out) == [], f"SIGTERM: no verdict, nothing left aside ({os.listdir(out)})")
         time.sleep(1)
         ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-        check(out not in ps, "SIGTERM: no process of the run is left")
+        left = [l for l in ps.splitlines() if out in l]
+        check(not left, f"SIGTERM: no process of the run is left ({left})")
 
 
 if __name__ == "__main__":

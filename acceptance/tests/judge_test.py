@@ -267,6 +267,14 @@ def test_limits():
 # ---- spec and model files ------------------------------------------------------------------------
 
 ROOT = os.path.dirname(os.path.dirname(synthetic.HERE))
+V1 = {  # a model file of version 1 (no "version" key): one bandwidth per class
+    "reduce_rate": 1.0e12, "copy_rate": 2.0e12,
+    "intra_node": {"bandwidth": 3.0e11, "bwurate": 0.9, "link_delay": 1.0e-6,
+                   "start_lat": 5.0e-6, "sync_lat": 2.0e-6},
+    "inter_node": {"bandwidth": 5.0e10, "bwurate": 0.85, "link_delay": 2.8e-6,
+                   "start_lat": 5.0e-6, "sync_lat": 5.0e-6},
+}
+
 V2 = {"version": 2, "source": "test",
       "intra_node": {"link_delay": 1e-6, "overhead": 0.5e-6, "start_lat": 0, "sync_lat": 0,
                      "bands": [{"bytes": 1024, "one_way": 1e9}, {"bytes": 1048576, "one_way": 1e10}]},
@@ -297,10 +305,11 @@ def test_spec():
           and math.isclose(example.classes["inter-node"].min_bandwidth_gbps(256 << 10),
                            0.8 * (256 << 10) / (2e-4 + (256 << 10) / 2.3e7) / 1e9),
           "acceptance/example-spec.json loads: two classes, its measure settings, the limit it implies")
-    v1 = load_model(os.path.join(ROOT, "collectives", "model", "example.json"))
+    with tempfile.TemporaryDirectory() as d:
+        v1 = load_model(write(d, "v1.json", V1))
     want = 2.8e-6 + 1e6 / (5e10 * 0.85)
     check(math.isclose(v1["inter-node"].half_round_trip(1e6), want),
-          "model version 1 (example.json): link_delay + bytes / (bandwidth x bwurate)")
+          "model version 1: link_delay + bytes / (bandwidth x bwurate)")
     bands = [(1024, 1e9), (1048576, 1e10)]
     check(math.isclose(port_time(bands, 512), 512 / 1e9) and math.isclose(port_time(bands, 4 << 20), (4 << 20) / 1e10)
           and math.isclose(port_time(bands, (1024 + 1048576) / 2), (1024 / 1e9 + 1048576 / 1e10) / 2),

@@ -34,6 +34,13 @@ void Watchdog::loop() {
   const auto limit_ns = static_cast<std::int64_t>(timeout_s_ * 1e9);
   while (!stop_) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // A library working on its own (NCCL) fails without returning: its error is polled.
+    if (const std::string error = abort_hook_error(); !error.empty()) {
+      std::fprintf(stderr, "%s: error: rank %d: %s\n", program_.c_str(), rank_, error.c_str());
+      std::fflush(stderr);
+      abort_through_hook();
+      _exit(kExitRuntime);
+    }
     const Progress& p = progress();
     const std::int64_t start = p.call_started_ns.load(std::memory_order_relaxed);
     if (start == 0 || now_ns() - start <= limit_ns) continue;
@@ -42,7 +49,8 @@ void Watchdog::loop() {
                  program_.c_str(), rank_, timeout_s_, p.collective.load(), p.algorithm.load(),
                  p.phase.load(), p.step.load(), describe_wait(p).c_str());
     std::fflush(stderr);
-    _exit(kExitRuntime);  // MPI is blocked in another thread: no clean way out
+    abort_through_hook();  // NCCL's kernels in flight would outlive the process otherwise
+    _exit(kExitRuntime);   // MPI is blocked in another thread: no clean way out
   }
 }
 

@@ -52,6 +52,7 @@ BAD_INPUT = [  # (binary, args, message pattern)
     ("allreduce_ring", ["-t", "carrier-pigeon"], r"unknown transport"),
     ("allreduce_ring", ["-m", "gpu"], r"--memory must be host or device"),
     ("allreduce_ring", ["--segment", "0"], r"--segment must be at least 1"),
+    ("allreduce_ring", ["--stage-chunk", "64K"], r"--stage-chunk applies to the staged path"),
     ("allreduce_mpi", ["-t", "ucx"], r"allreduce_mpi runs the MPI library's own allreduce: -t ucx does not apply"),
     # (N-1) x 1 MiB of scratch: nothing at 1 rank, so only at 3.
     ("allreduce_direct", ["-b", "1M", "-e", "1M", "--max-scratch", "1K"],
@@ -75,6 +76,8 @@ DEVICE_BAD_INPUT = [  # under the emulated device (COLLSCOPE_DEVICE_EMULATION=1)
     ("allreduce_ring", ["-m", "device", "--device-map", "0,x"], r"--device-map"),
     ("allreduce_ring", ["-m", "device", "--device-map", "5"], r"GPU 5"),
     ("allreduce_ring", ["-m", "device", "--stage-chunk", "0"], r"--stage-chunk"),
+    ("allreduce_ring", ["-m", "device", "--path", "ipc", "--stage-chunk", "4K"],
+     r"--stage-chunk applies to the staged path"),
     ("allreduce_mpi", ["-m", "device"], r"cuda_aware"),
 ]
 

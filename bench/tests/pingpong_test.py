@@ -116,6 +116,7 @@ def test_volume():
 
 
 BAD_INPUT = [  # (args, ranks, message pattern)
+    (["-t", "nccl"], (2,), r"pingpong measures host memory: -t mpi or ucx"),
     (["--pairs", "0,0"], (2, 3), r"--pairs 0,0: the two ranks must differ"),
     (["--pairs", "0,9"], (2, 3), r"--pairs 0,9: rank 9 is out of range for \d ranks"),
     (["--pairs", "x"], (1, 3), r"bad --pairs 'x'"),

@@ -1,9 +1,12 @@
 #include "collscope/progress.hpp"
 
+#include <mutex>
+
 namespace collscope {
 namespace {
 
-std::atomic<AbortHook*> the_hook{nullptr};
+std::mutex hook_mutex;
+AbortHook* the_hook = nullptr;  // guarded by hook_mutex
 
 }  // namespace
 
@@ -12,7 +15,19 @@ Progress& progress() {
   return p;
 }
 
-void set_abort_hook(AbortHook* hook) { the_hook.store(hook, std::memory_order_release); }
-AbortHook* abort_hook() { return the_hook.load(std::memory_order_acquire); }
+void set_abort_hook(AbortHook* hook) {
+  std::lock_guard lock(hook_mutex);
+  the_hook = hook;
+}
+
+std::string abort_hook_error() {
+  std::lock_guard lock(hook_mutex);
+  return the_hook ? the_hook->async_error() : std::string();
+}
+
+void abort_through_hook() {
+  std::lock_guard lock(hook_mutex);
+  if (the_hook) the_hook->abort();
+}
 
 }  // namespace collscope

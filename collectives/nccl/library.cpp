@@ -9,6 +9,8 @@
 namespace collscope::nccl {
 namespace {
 
+constexpr int kOldestVersion = 21210;  // 2.12.10
+
 struct Opened {
   Library lib;
   std::string reason;  // why not
@@ -44,14 +46,18 @@ Opened open_library() {
       bind(h, l.AllGather, "ncclAllGather") && bind(h, l.Broadcast, "ncclBroadcast") &&
       bind(h, l.Reduce, "ncclReduce");
   if (!required) {
-    o.reason = "'" + l.path + "' lacks NCCL functions collscope needs (NCCL 2.7 or later)";
+    o.reason = "'" + l.path + "' lacks NCCL functions collscope needs (NCCL 2.12.10 or later)";
     return o;
   }
   bind(h, l.GetLastError, "ncclGetLastError");
   bind(h, l.AlltoAll, "ncclAlltoAll");
   bind(h, l.Gather, "ncclGather");
   bind(h, l.Scatter, "ncclScatter");
-  if (get_version(&l.version) != ncclSuccess) o.reason = "ncclGetVersion failed";
+  if (get_version(&l.version) != ncclSuccess)
+    o.reason = "ncclGetVersion failed";
+  else if (l.version < kOldestVersion)  // the schedules' signals are messages of 0 bytes
+    o.reason = "NCCL " + l.version_text() + " is too old: collscope needs 2.12.10 or later " +
+               "(earlier versions do not deliver messages of 0 bytes)";
   return o;  // the handle stays open for the life of the process
 }
 

@@ -105,7 +105,7 @@ CollArgs float_args(std::size_t count) {
   return a;
 }
 
-// Even blocks of 1000 floats: the seeds' (N-1)/N of the vector, each way.
+// Even blocks of 1000 floats: the textbook (N-1)/N of the vector, each way.
 TEST(ReduceScatterTheory, ClosedFormsForEvenBlocks) {
   for (int n = 1; n <= 16; ++n) {
     const std::uint64_t rest = 4000 * static_cast<std::uint64_t>(n - 1);

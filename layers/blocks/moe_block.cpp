@@ -1,4 +1,5 @@
-// The expert-parallel MoE block (seed 000 section 4, seed 003, seed 004 section 5).
+// The expert-parallel MoE block (GShard, Switch Transformer, DeepSpeed-MoE, Megatron-Core's
+// token dispatcher; docs/textbook-formulas.md, moe-dispatch-combine and moe-etp).
 //
 // Layout (groups.hpp, Megatron's expert generator): rank = etp + ETP (ep + EP (edp ...)).
 // Every rank holds its own T tokens X [T, H] (as after sequence parallelism) and dY.
@@ -23,7 +24,8 @@
 //   the verification checks the sum over the expert group); dX = sum_j dXe[t, j] +
 //   dlogits Wr^T. No auxiliary (load-balancing) loss.
 //
-// ETP > 1, --etp-scheme allgather (seed 004 scheme 2, Megatron's): W1 column-sharded and
+// ETP > 1, --etp-scheme allgather (the all-gather / reduce-scatter scheme, Megatron's;
+// docs/textbook-formulas.md, moe-etp): W1 column-sharded and
 // W2 row-sharded over ETP (f = F / ETP columns each); the dispatch runs at every etp
 // position; then (2b) the received rows are all-gathered within ETP, the sharded FFN
 // gives partial outputs of every row of the group, and (3a) a reduce-scatter returns each
@@ -36,24 +38,26 @@
 // s[i][j] = R_j H (each rank sends rank j its partial of j's rows; j sums the ETP parts
 // locally). No padding: rank t sends (ETP-1) R_t H e in the allgather and
 // (R_group - R_t) H e in the reduce-scatter: the exact direct allgather-v /
-// reduce-scatter-v volume (seed: (moe_tp-1)/moe_tp x datasize each, even rows).
+// reduce-scatter-v volume (the textbook figure: (ETP-1)/ETP x D each, D = the group's rows
+// x H x e, even rows).
 //
-// ETP > 1, --etp-scheme scatter_gather (seed 004 scheme 1): the seed scatters the tokens
-// over the expert's "TP" devices and gathers their outputs. That is only correct if every
-// device holds the whole expert (it computes on 1/ETP of the rows): it is data
-// parallelism inside the expert group, not tensor parallelism, the seed's mistake. So here
+// ETP > 1, --etp-scheme scatter_gather (the scatter / gather scheme; docs/textbook-formulas.md,
+// moe-etp): a main device scatters the tokens over the expert's "TP" devices and gathers
+// their outputs. That is only correct if every device holds the whole expert (it computes
+// on 1/ETP of the rows): it is data parallelism inside the expert group, not tensor
+// parallelism, which the scheme is written up as. So here
 // the experts are replicated over ETP. Flow: the dispatch at every etp position leaves
 // R_t rows at ETP rank t; (2b) "scatter": the group's rows (concatenated in etp order)
 // are redistributed in even blocks (block j: R/ETP + (j < R%ETP) rows), which is where
-// the seed's scatter from its main device leaves them, but from where the rows already
+// the scheme's scatter from its main device leaves them, but from where the rows already
 // are: an all-to-all-v with s[i][j] = overlap of i's rows with block j; experts compute
 // their block; (3a) "gather": the transposed all-to-all-v returns each rank its own rows
-// (every rank's tokens end with their own output); combine. Why not the seed's main
+// (every rank's tokens end with their own output); combine. Why not the scheme's main
 // device: every rank holds its own tokens and the group-wise dispatch already spreads
 // the rows over the ETP ranks, so gathering them onto one rank just to scatter them again
 // would add (ETP-1)/ETP of the rows twice per pass. Here only the routing imbalance moves:
 // rank t sends its rows outside block t, nothing when the rows are balanced
-// (uniform routing); the seed's figure is (moe_tp-1)/moe_tp x datasize per scatter and
+// (uniform routing); the textbook figure is (ETP-1)/ETP x D per scatter and
 // per gather, at the main device.
 // Backward mirrors it (scatter of dO, gather of dX), and the replicated experts' weight
 // gradients are summed over ETP: (6) allreduce over ETP of local x 2 H F elements
@@ -62,8 +66,9 @@
 // Volume (exact, per rank, per call; self-parts are not sent): the all-to-all-v sites
 // send what their split matrix's row holds off the diagonal (driver: theory from each
 // rank's matrix); uniform routing with T k divisible by E at ETP 1: (EP-1)/EP x T k H e
-// per dispatch or combine. Seed 003: 2 b s k h bytes per all-to-all (half precision),
-// 4 b s k h forward, taking the (EP-1)/EP as 1 (moe.cpp's seed figure).
+// per dispatch or combine. The textbook figure (docs/textbook-formulas.md,
+// moe-dispatch-combine): 2 b s k h bytes per all-to-all (half precision), 4 b s k h
+// forward, taking the (EP-1)/EP as 1 (moe.cpp's textbook_figure).
 //
 // Identity experts (--identity-experts): an expert returns its input (no weights); under
 // the sharded scheme only ETP rank 0 returns it (the others 0), so the reduce-scatter
@@ -169,7 +174,9 @@ void add_moe_options(CLI::App& app, MoeFlags& f) {
   app.add_option("--router-order", f.router_order,
                  "softmax_topk (Megatron's default) or topk_softmax");
   app.add_option("--etp-scheme", f.etp_scheme,
-                 "ETP > 1: allgather (seed 004 scheme 2) or scatter_gather (scheme 1)");
+                 "ETP > 1: allgather (experts sharded: all-gather / reduce-scatter of the "
+                 "rows, Megatron's) or scatter_gather (experts replicated: scatter / "
+                 "gather of the rows)");
   app.add_flag("--identity-experts", c.identity_experts,
                "experts return their input (tests the dispatch / combine round trip)");
 }

@@ -1,17 +1,17 @@
-// The TP -> SP output projection of seed 000 (sections 2 and 3), three ways, on a TP group
-// of N ranks; rank t of the group. T tokens, K input width, H output width, T and K
-// divisible by N; r = T/N rows and k = K/N columns per shard.
+// The TP -> SP output projection (docs/textbook-formulas.md, tp-to-sp), three ways, on a
+// TP group of N ranks; rank t of the group. T tokens, K input width, H output width, T and
+// K divisible by N; r = T/N rows and k = K/N columns per shard.
 //
 //   Y_t [T, k]  columns t k .. (t+1) k - 1 of Y      Z_t [r, H]  rows t r .. (t+1) r - 1 of Z = Y W
 //
-// allreduce (seed scheme 1) and reduce_scatter: W_t [k, H] = rows t k .. (t+1) k - 1 of W
+// allreduce (then slice) and reduce_scatter: W_t [k, H] = rows t k .. (t+1) k - 1 of W
 //   forward                                     backward (dZ_t [r, H] given)
 //   Zp   = Y_t W_t              [T, H] partial  dZ   = allgather_t dZ_t      [T, H]  <- (3)
 //   allreduce:      Z = allreduce Zp  [T, H]    dY_t = dZ W_t^T              [T, k]
 //                   Z_t = rows t of Z   <- (1)  dW_t = Y_t^T dZ              [k, H]
 //   reduce_scatter: Z_t = reduce-scatter Zp <- (2)
 //
-// alltoall (seed scheme 2): W [K, H] replicated
+// alltoall (all-to-all of Y): W [K, H] replicated
 //   forward                                     backward
 //   all-to-all: block j of Y_t (its rows        dYh_t = dZ_t W^T             [r, K]
 //     j r .. (j+1) r - 1, [r, k]) to rank j;    all-to-all: column block i of dYh_t to
@@ -19,12 +19,12 @@
 //     block i of Yh_t [r, K]         <- (4)       j r .. of dY_t [T, k]      <- (5)
 //   Z_t = Yh_t W                [r, H]          dW    = allreduce_t Yh_t^T dZ_t  [K, H]  <- (6)
 //
-// (1) Z = sum_t Y_t W_t; every rank gets all of Z and keeps 1/N of it (the seed's "Slice").
+// (1) Z = sum_t Y_t W_t; every rank gets all of Z and keeps 1/N of it (the "slice").
 // (2) The same sum, each rank receiving only its rows: half the allreduce's traffic.
 // (3) Z_t feeds an SP layer, so its gradient arrives row-sharded; every rank's Y_t
 //     contributed to all T rows of Z, so each needs the whole dZ.
 // (4) Row-major, a row block of Y_t is contiguous: the send buffer is Y_t itself; only
-//     the receive side is re-laid (the seed's "transpose").
+//     the receive side is re-laid (the "transpose").
 // (5) The inverse exchange: the receive buffer is dY_t itself, the send side is re-laid.
 // (6) W is replicated, so its gradient is the sum of every rank's contribution.
 //

@@ -209,7 +209,7 @@ std::map<std::string, std::string, std::less<>> algorithm_names(const AlgorithmC
   return names;
 }
 
-// The layers' explanations of the seed figure work out the default algorithms' exact
+// The layers' explanations of the textbook figure work out the default algorithms' exact
 // volume (ring, pairwise all-to-all, ...); under another algorithm (tree, dbt, direct,
 // ...) of a collective the plan calls, the measured ratio differs, and says so.
 void note_other_algorithms(LayerRecord& r, const AlgorithmChoice& chosen,
@@ -224,8 +224,8 @@ void note_other_algorithms(LayerRecord& r, const AlgorithmChoice& chosen,
   for (const auto& [coll, name] : algorithm_names(others))
     list += (list.empty() ? "" : ", ") + coll + " " + name;
   if (!list.empty())
-    r.seed_figure.explanation += " [these factors are the default algorithms'; this run uses " +
-                                 list + ", whose exact volume is the ratio measured above]";
+    r.textbook_figure.explanation += " [these factors are the default algorithms'; this run uses " +
+                                     list + ", whose exact volume is the ratio measured above]";
 }
 
 LayerRecord LayerRun::blank_record() const {
@@ -245,7 +245,7 @@ LayerRecord LayerRun::blank_record() const {
   r.algorithms = algorithm_names(p_.algorithms);
   r.iters = o.iters;
   r.warmup = o.warmup;
-  r.seed_figure = layer_.seed_figure(p_.config, o.passes, o.storage);
+  r.textbook_figure = layer_.textbook_figure(p_.config, o.passes, o.storage);
   note_other_algorithms(r, p_.algorithms, p_.plan);
   return r;
 }

@@ -102,8 +102,8 @@ Json site_json(const SiteVolume& s) {
   return j;
 }
 
-Json seed_json(const LayerRecord& r) {
-  const SeedFigure& s = r.seed_figure;
+Json figure_json(const LayerRecord& r) {
+  const TextbookFigure& s = r.textbook_figure;
   const std::optional<std::uint64_t> exact = busiest_sent(r);
   Json j = {{"source", s.source},   {"formula", s.formula},
                       {"elements", s.elements}, {"bytes", s.bytes},
@@ -167,7 +167,7 @@ void add_volume(Json& j, const LayerRecord& r) {
   j["volume_error"] = r.volume_error;
   j["collectives"] = Json::array();
   for (const SiteVolume& s : r.sites) j["collectives"].push_back(site_json(s));
-  j["textbook_figure"] = seed_json(r);
+  j["textbook_figure"] = figure_json(r);
 }
 
 // ---- table ------------------------------------------------------------------------------
@@ -236,12 +236,13 @@ void print_footer(std::ostream& os, const LayerRecord& r) {
      << fmt("%.2f", total.median) << " (min " << fmt("%.2f", total.min) << ", max "
      << fmt("%.2f", total.max) << ")  compute " << fmt("%.2f", stats_of(r.compute_us).median)
      << "  communication " << fmt("%.2f", stats_of(r.comm_us).median) << "\n";
-  const SeedFigure& s = r.seed_figure;
+  const TextbookFigure& s = r.textbook_figure;
   const std::optional<std::uint64_t> exact = busiest_sent(r);
   os << "# " << s.source << ": " << s.formula << " = " << fmt("%.0f", s.elements)
      << " elements = " << fmt("%.0f", s.bytes) << " B; exact (busiest rank): "
      << (exact ? std::to_string(*exact) + " B" : "n/a");
-  if (exact && s.bytes > 0) os << " = " << fmt("%.3f", static_cast<double>(*exact) / s.bytes) << " x seed";
+  if (exact && s.bytes > 0)
+    os << " = " << fmt("%.3f", static_cast<double>(*exact) / s.bytes) << " x the figure";
   os << "\n#   " << s.explanation << "\n";
   os << "# result: " << (r.passed() ? "PASS" : "FAIL") << "  (verification "
      << (r.verified() ? "ok" : "FAILED") << ", volume " << volume_status(r) << ")\n"

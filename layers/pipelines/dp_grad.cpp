@@ -1,5 +1,5 @@
 // layer_dp_grad: data-parallel gradient synchronisation of a linear layer Y = X W, as
-// DDP and Megatron do it (seed 001): allreduce SUM over the DP group, then divide by DP.
+// DDP and Megatron do it (Li et al. 2020): allreduce SUM over the DP group, then divide by DP.
 // With --tp > 1, W is column-parallel and each TP rank syncs its own shard over its DP
 // group (ranks t, t + TP, t + 2 TP, ...: Megatron's strided DP groups).
 //
@@ -12,10 +12,11 @@
 //             dW_t  = allreduce_d(G_dt) / DP     (1) the mean over the replicas
 //
 // (1) Every replica must apply the same update, the mean of the replicas' gradients
-//     (seed 001: all_reduce SUM, then divide by DP_size). The division is local: it
+//     (DDP: all_reduce SUM, then divide by the DP size). The division is local: it
 //     moves no bytes. The layer's input is data, so there is no dX.
-// Volume: ring allreduce of [H, o] sends 2(DP-1)/DP x H o x elem per rank; seed 004
-// (section 3) counts "parameters x sizeof(dtype)" per step (seed_figure below).
+// Volume: ring allreduce of [H, o] sends 2(DP-1)/DP x H o x elem per rank; the textbook
+// figure (docs/textbook-formulas.md, dp-grad) counts "parameters x sizeof(dtype)" per step
+// (textbook_figure below).
 // Verification: each rank's dW_t against the float64 mean over d of X_d^T dY_dt on the
 // gathered data; Y_dt against X_d W_t.
 #include <cmath>
@@ -67,17 +68,19 @@ class DpGrad final : public Layer {
     return {planned_call(kGradSite, Collective::allreduce, GroupKind::dp, shape_.h() * (shape_.o() / c.tp))};
   }
 
-  SeedFigure seed_figure(const ParallelConfig& c, Passes p, DataType storage) const override {
-    SeedFigure s;
-    s.source = "seed 004 section 3 (data parallelism)";
+  TextbookFigure textbook_figure(const ParallelConfig& c, Passes p,
+                                 DataType storage) const override {
+    TextbookFigure s;
+    s.source = "PyTorch DDP (Li et al. 2020) and Megatron data parallelism "
+               "(docs/textbook-formulas.md, dp-grad)";
     s.formula = "parameters x sizeof(dtype) per step";
     s.elements = p.backward ? static_cast<double>(shape_.h() * (shape_.o() / c.tp)) : 0;
     s.bytes = s.elements * static_cast<double>(dtype_size(storage));
     s.explanation =
-        "the seed takes one allreduce's traffic as the gradient's size; a ring rank sends "
+        "the figure takes one allreduce's traffic as the gradient's size; a ring rank sends "
         "2(DP-1)/DP of it (reduce-scatter, then all-gather): DP " +
         std::to_string(c.dp()) + " gives " + std::to_string(2 * (c.dp() - 1)) + "/" +
-        std::to_string(c.dp()) + " of the seed's figure (equal at DP 2, up to twice it as DP "
+        std::to_string(c.dp()) + " of the figure (equal at DP 2, up to twice it as DP "
         "grows, nothing at DP 1)";
     return s;
   }

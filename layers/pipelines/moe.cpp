@@ -1,8 +1,8 @@
-// layer_moe: the expert-parallel MoE layer (seed 000 section 4, seed 003, seed 004
-// section 5) on its own: every rank holds its own T = S x B tokens X [T, H] and dY (as
-// after sequence parallelism; distinct per rank), and runs MoeBlock (moe_block.cpp: the
-// math, the EP flow, the two ETP schemes and every volume formula; moe_routing.hpp: the
-// router, the routing modes and the drop policy).
+// layer_moe: the expert-parallel MoE layer (docs/textbook-formulas.md,
+// moe-dispatch-combine and moe-etp) on its own: every rank holds its own T = S x B tokens
+// X [T, H] and dY (as after sequence parallelism; distinct per rank), and runs MoeBlock
+// (moe_block.cpp: the math, the EP flow, the two ETP schemes and every volume formula;
+// moe_routing.hpp: the router, the routing modes and the drop policy).
 //
 //   --ep (default world / ETP), --etp (default 1), --experts E (divisible by EP),
 //   --topk k, --moe-ffn F (default 2H), --capacity-factor C (0: dropless),
@@ -76,25 +76,29 @@ class Moe final : public Layer {
     return calls;
   }
 
-  SeedFigure seed_figure(const ParallelConfig& c, Passes p, DataType storage) const override {
+  TextbookFigure textbook_figure(const ParallelConfig& c, Passes p,
+                                 DataType storage) const override {
     const double t = static_cast<double>(shape_.tokens()), k = static_cast<double>(cfg_.topk);
     const double passes = (p.forward ? 1 : 0) + (p.backward ? 1 : 0);
-    SeedFigure s;
-    s.source = "seed 003 (EP communication analysis; also seed 004 section 5, seed 000 section 4)";
+    TextbookFigure s;
+    s.source = "GShard (Lepikhin et al. 2020), Switch Transformer (Fedus et al. 2021), "
+               "DeepSpeed-MoE (Rajbhandari et al. 2022): EP dispatch and combine "
+               "(docs/textbook-formulas.md, moe-dispatch-combine)";
     s.formula = "2 b s topk h bytes per all-to-all (half precision), dispatch + combine: "
                 "4 b s topk h bytes per forward (vs TP's 4 b s h)";
     s.elements = 2 * t * k * static_cast<double>(shape_.hidden) * passes;
     s.bytes = s.elements * static_cast<double>(dtype_size(storage));
     s.explanation =
-        "the seed assumes even routing and rounds the (EP-1)/EP of the tokens that leave "
+        "the figure assumes even routing and rounds the (EP-1)/EP of the tokens that leave "
         "the rank to 1; the exact figure is the rows each rank really routes to other EP "
         "ranks x H x element size, per rank and per call (uneven with learned or skewed "
         "routing, fewer with capacity drops); with uniform routing and T k divisible by E it "
         "is (EP-1)/EP = " + std::to_string(c.ep - 1) + "/" + std::to_string(c.ep) +
-        " of the seed's, nothing at EP 1; the split-size exchange (E int64 per rank) is not "
-        "in the seed; under ETP > 1 the ETP all-to-all-v sites add the seed 004 scheme's "
-        "intra-expert traffic (allgather-v + reduce-scatter-v of the rows, or the "
-        "scatter/gather rebalance, which moves only the routing imbalance), and the backward "
+        " of the textbook one, nothing at EP 1; the split-size exchange (E int64 per rank) is not "
+        "in the figure; under ETP > 1 the ETP all-to-all-v sites add the ETP scheme's "
+        "intra-expert traffic (docs/textbook-formulas.md, moe-etp: allgather-v + "
+        "reduce-scatter-v of the rows, or the scatter/gather rebalance, which moves only the "
+        "routing imbalance), and the backward "
         "repeats the forward's all-to-alls";
     return s;
   }

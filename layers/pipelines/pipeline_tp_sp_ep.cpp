@@ -1,18 +1,18 @@
-// pipeline_tp_sp_ep: the full flow of seed 000, forward and backward, on TP = EP = N ranks
+// pipeline_tp_sp_ep: a TP -> SP -> EP layer flow, forward and backward, on TP = EP = N ranks
 // by default (one TP group, one EP group; DP = world / TP replicas of the dense part):
 //
 //   X [T, H] replicated in the TP group (T = S x B rows, sequence-major)
 //   -> attention core, column-parallel QKV with the heads split over TP (tp_local.hpp)
-//        C_t [T, H/N]: the context, H-sharded (seed 000's Y_i)
+//        C_t [T, H/N]: the context, H-sharded (tp_to_sp_block.hpp's Y_t)
 //   -> TP -> SP transition through out_linear Wo [H, H] (tp_to_sp_block.hpp, --scheme):
-//        allreduce       row-parallel Wo, allreduce [T,H], keep rows t   (seed scheme 1)
+//        allreduce       row-parallel Wo, allreduce [T,H], keep rows t   (allreduce scheme)
 //        reduce_scatter  row-parallel Wo, reduce-scatter [T,H]
-//        alltoall        all-to-all C_t -> [T/N, H], replicated Wo         (seed scheme 2)
+//        alltoall        all-to-all C_t -> [T/N, H], replicated Wo         (all-to-all scheme)
 //      Z_t [T/N, H]: sequence-sharded
 //   -> EP MoE on the sequence-sharded tokens (moe_block.hpp): router top-k, split-size
 //      exchange, dispatch all-to-all-v, experts, combine all-to-all-v, weighted sum
-//        Y_t [T/N, H]: sequence-sharded output (seed 000 section 4.4: "can go straight to
-//        the next layer")
+//        Y_t [T/N, H]: sequence-sharded output (it can go straight to the next
+//        sequence-parallel layer)
 //
 //   backward from a given dY_t [T/N, H]: MoE backward (two all-to-all-v), the transition's
 //   backward (allgather dZ, or all-to-all back + dWo allreduce), the attention core's
@@ -20,8 +20,9 @@
 //   projection (as layer_tp_attention).
 //
 // Volume: each block's sites carry its own formula (tp_to_sp_block.hpp, moe_block.hpp);
-// the dX allreduce is the ring's 2(N-1)/N x T H x elem. The seed figure is seed 000's
-// own for the transition (V1 or V2) plus seed 003's EP figure for the MoE.
+// the dX allreduce is the ring's 2(N-1)/N x T H x elem. The textbook figure is
+// docs/textbook-formulas.md's for the transition (tp-to-sp: V1 or V2) plus its EP figure
+// for the MoE (moe-dispatch-combine).
 // Verification: rank 0 gathers everything and runs the float64 flow: per DP replica the
 // attention and Z = C Wo on the whole tensors; per expert group the MoE on the Z shards
 // of its ranks (with the run's routing, moe_block.hpp); then backward the same way.
@@ -83,7 +84,7 @@ class PipelineTpSpEp final : public Layer {
   LayerDescription describe() const override {
     return {.program = "pipeline_tp_sp_ep",
             .name = "pipeline_tp_sp_ep",
-            .summary = "seed 000's full flow: column-parallel QKV -> attention -> TP->SP "
+            .summary = "TP -> SP -> EP layer flow: column-parallel QKV -> attention -> TP->SP "
                        "(--scheme) -> sequence-sharded EP MoE, forward and backward",
             .degrees = {.tp = true, .tp_defaults_to_world = true, .ep = true},
             .sequence_parallel = true,
@@ -97,7 +98,7 @@ class PipelineTpSpEp final : public Layer {
                     "hidden size H, divisible by --heads");
     add_attention_flags(app, shape_);
     app.add_option("--scheme", shape_.scheme_name,
-                   "TP->SP transition: allreduce, reduce_scatter or alltoall (seed 000)");
+                   "TP->SP transition: allreduce, reduce_scatter or alltoall (as layer_tp_to_sp)");
     add_moe_options(app, moe_flags_);
   }
   LayerShape read_options() override {
@@ -140,7 +141,8 @@ class PipelineTpSpEp final : public Layer {
     return calls;
   }
 
-  SeedFigure seed_figure(const ParallelConfig& c, Passes p, DataType storage) const override;
+  TextbookFigure textbook_figure(const ParallelConfig& c, Passes p,
+                                 DataType storage) const override;
 
   void setup(LayerContext& ctx) override {
     const ParallelConfig& c = ctx.config();
@@ -200,12 +202,14 @@ class PipelineTpSpEp final : public Layer {
   Tensor dx_, dwqkv_;      // backward
 };
 
-SeedFigure PipelineTpSpEp::seed_figure(const ParallelConfig& c, Passes p, DataType storage) const {
+TextbookFigure PipelineTpSpEp::textbook_figure(const ParallelConfig& c, Passes p,
+                                               DataType storage) const {
   const double n = c.tp, s = static_cast<double>(shape_.tokens()), hd = static_cast<double>(shape_.h());
   const double e = static_cast<double>(dtype_size(storage)), k = static_cast<double>(moe_config_.topk);
   const bool alltoall = scheme_ == TpToSpScheme::alltoall;
-  SeedFigure f;
-  f.source = "seed 000 section 3 (V1, V2) and seed 003 (EP: 4 b s topk h bytes)";
+  TextbookFigure f;
+  f.source = "docs/textbook-formulas.md, tp-to-sp (V1, V2) and moe-dispatch-combine (EP: 4 b s "
+             "topk h bytes)";
   f.formula = std::string(alltoall ? "V2 = 2(N-1)/N^2 x S Hdim d" : "V1 = 2(N-1)/N x S Hdim d") +
               " (send + receive, S = b s tokens) + EP dispatch and combine 2 x b s topk h d "
               "(b s: the rank's tokens, T / N)";
@@ -215,12 +219,13 @@ SeedFigure PipelineTpSpEp::seed_figure(const ParallelConfig& c, Passes p, DataTy
   f.elements = passes * (transition + ep);
   f.bytes = f.elements * e;
   f.explanation =
-      "per pass (the seeds count the forward; the backward mirrors it). Seed 000 counts the ring allreduce as sending "
-      "(N-1)/N of Z, but a ring allreduce sends 2(N-1)/N (reduce-scatter, then allgather), "
-      "so scheme 2's all-to-all moves 1/(2N) of scheme 1's bytes, not 1/N (DESIGN.md "
-      "section 9); against reduce_scatter the ratio is 1/N. Seed 003 drops the (EP-1)/EP "
+      "per pass (the figures count the forward; the backward mirrors it). The TP -> SP figure "
+      "counts the ring allreduce as sending (N-1)/N of Z, but a ring allreduce sends "
+      "2(N-1)/N (reduce-scatter, then allgather), so the all-to-all scheme moves 1/(2N) of "
+      "the allreduce scheme's bytes, not 1/N (docs/textbook-formulas.md, tp-to-sp); against reduce_scatter "
+      "the ratio is 1/N. The EP figure drops the (EP-1)/EP "
       "factor and assumes even routing: the exact MoE bytes are the rows each rank really "
-      "routes off-rank (the measured sites). Left out by the seeds: the split-size "
+      "routes off-rank (the measured sites). Left out by the figures: the split-size "
       "exchange, the backward's dX allreduce over TP (X fed every rank's QKV projection) "
       "and, in the all-to-all scheme, the allreduce of the replicated out_linear's gradient";
   return f;

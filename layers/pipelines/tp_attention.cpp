@@ -1,6 +1,6 @@
-// layer_tp_attention: Megatron's tensor-parallel self-attention (seed 002 section 3):
-// the fused QKV projection column-parallel with the heads split over the TP group,
-// softmax attention per head (local), the output projection row-parallel; on one TP
+// layer_tp_attention: Megatron's tensor-parallel self-attention (Shoeybi et al. 2019,
+// section 3): the fused QKV projection column-parallel with the heads split over the TP
+// group, softmax attention per head (local), the output projection row-parallel; on one TP
 // group of N ranks (and DP = world / N replicas, each with its own micro-batch).
 //
 //   T = S x B tokens (row s B + b: token s of sequence b, Megatron's [s, b, h] order),
@@ -29,8 +29,9 @@
 //     independent per head and each rank holds whole heads (heads divisible by TP, the
 //     layout check): no collective inside the softmax, forward or backward.
 // Volume: ring allreduce of [T, H] sends 2(N-1)/N x T H x elem per rank per call, as the
-// MLP. Seed 002 section 3.2 counts the attention block like the MLP, 2 Phi per allreduce,
-// 4 Phi forward + backward, Phi = b s h elements (seed_figure below).
+// MLP. The textbook figure (docs/textbook-formulas.md, tp-attention) counts the attention
+// block like the MLP, 2 Phi per allreduce, 4 Phi forward + backward, Phi = b s h elements
+// (textbook_figure below).
 // Verification: Y, dX from every rank; dWqkv, dWo assembled from the shards; against the
 // float64 attention on the gathered X, Wqkv, Wo, dY, per replica. The per-head softmax is
 // math.hpp's attention_head (float32, storage-rounded) and ref_attention_head (float64);
@@ -102,11 +103,12 @@ class TpAttention final : public Layer {
     return tp_block_plan(shape_.tokens() * shape_.h(), p, kForwardSite, kBackwardSite);
   }
 
-  SeedFigure seed_figure(const ParallelConfig& c, Passes p, DataType storage) const override {
-    return tp_block_seed_figure(shape_.tokens() * shape_.h(), c.tp, p, storage, "3.2",
-                                "attention",
-                                "like the seed, nothing moves inside the softmax (whole heads "
-                                "per rank); its 8 b s h per layer adds the MLP's 4 Phi");
+  TextbookFigure textbook_figure(const ParallelConfig& c, Passes p,
+                                 DataType storage) const override {
+    return tp_block_textbook_figure(shape_.tokens() * shape_.h(), c.tp, p, storage,
+                                    "tp-attention", "attention",
+                                    "as in the figure, nothing moves inside the softmax (whole "
+                                    "heads per rank); its 8 b s h per layer adds the MLP's 4 Phi");
   }
 
   void setup(LayerContext& ctx) override {

@@ -1,6 +1,6 @@
-// layer_tp_mlp: Megatron's tensor-parallel MLP (seed 002 section 2), fc1 column-parallel,
-// GeLU, fc2 row-parallel, on one TP group of N ranks (and DP = world / N replicas, each
-// with its own micro-batch).
+// layer_tp_mlp: Megatron's tensor-parallel MLP (Shoeybi et al. 2019, section 3), fc1
+// column-parallel, GeLU, fc2 row-parallel, on one TP group of N ranks (and DP = world / N
+// replicas, each with its own micro-batch).
 //
 //   T = S x B tokens, H hidden, F FFN size (default 4H), f = F / N; TP rank t holds
 //   X  [T, H]  replicated in the group        W1_t [H, f]  columns t f .. (t+1) f - 1 of W1
@@ -19,8 +19,9 @@
 //     its gradient is the sum of the ranks' contributions. GeLU is element-wise on the
 //     column shard: no collective between the two GEMMs (why fc1 is the column one).
 // Volume: ring allreduce of [T, H] sends 2(N-1)/N x T H x elem per rank per call (exact
-// theory with uneven blocks: collectives/theory/allreduce.cpp). Seed 002 counts each
-// allreduce as 2 Phi, Phi = b s h elements, the MLP as 4 Phi (seed_figure below).
+// theory with uneven blocks: collectives/theory/allreduce.cpp). The textbook figure
+// (docs/textbook-formulas.md, tp-mlp) counts each allreduce as 2 Phi, Phi = b s h
+// elements, the MLP as 4 Phi (textbook_figure below).
 // Verification: Y, dX from every rank; dW1, dW2 assembled from the shards; against the
 // float64 MLP on the gathered X, W1, W2, dY, per replica.
 #include <cmath>
@@ -74,9 +75,11 @@ class TpMlp final : public Layer {
     return tp_block_plan(shape_.tokens() * shape_.h(), p, kForwardSite, kBackwardSite);
   }
 
-  SeedFigure seed_figure(const ParallelConfig& c, Passes p, DataType storage) const override {
-    return tp_block_seed_figure(shape_.tokens() * shape_.h(), c.tp, p, storage, "2.2", "MLP",
-                                "its 8 b s h per layer adds the attention block's 4 Phi");
+  TextbookFigure textbook_figure(const ParallelConfig& c, Passes p,
+                                 DataType storage) const override {
+    return tp_block_textbook_figure(shape_.tokens() * shape_.h(), c.tp, p, storage, "tp-mlp",
+                                    "MLP",
+                                    "its 8 b s h per layer adds the attention block's 4 Phi");
   }
 
   void setup(LayerContext& ctx) override {

@@ -1,7 +1,7 @@
 // layer_tp_sp: one transformer layer under Megatron's tensor parallelism with sequence
-// parallelism (seed 004's "TP+SP", seed 001: "MLP and Attention do TP, Dropout and
-// LayerNorm do SP"), forward and backward, on one TP group of N ranks (and DP = world / N
-// replicas, each with its own micro-batch). Pre-LayerNorm blocks, no dropout:
+// parallelism (Korthikanti et al. 2022: MLP and attention do TP, dropout and LayerNorm do
+// SP), forward and backward, on one TP group of N ranks (and DP = world / N replicas, each
+// with its own micro-batch). Pre-LayerNorm blocks, no dropout:
 //
 //   X2 = X  + Attn(LN1(X))      Y = X2 + MLP(LN2(X2))
 //
@@ -44,8 +44,9 @@
 //   allgather: N-1 blocks out (all but block t+1); reduce-scatter: N-1 (all but t);
 //   forward 4 (N-1)/N T H x elem, backward the same + the ring allreduce of 4H
 //   (2 (N-1)/N x 4H x elem, uneven blocks when N does not divide 4H).
-// Seed 004 counts TP+SP as 2 (TP-1)/TP B S H x sizeof "per layer": one allgather and one
-// reduce-scatter. The layer has two blocks, so each pass sends twice that (seed_figure).
+// The textbook figure (docs/textbook-formulas.md, tp-sp) counts TP+SP as 2 (TP-1)/TP B S H
+// x sizeof "per layer": one allgather and one reduce-scatter. The layer has two blocks, so
+// each pass sends twice that (textbook_figure).
 // Plain TP's ring allreduce sends the same 2 (N-1)/N T H per block: SP moves the same
 // bytes as TP (layer_tp_mlp, layer_tp_attention measure it), it only stores 1/N of the
 // LayerNorm activations.
@@ -208,7 +209,8 @@ class TpSp final : public Layer {
     return calls;
   }
 
-  SeedFigure seed_figure(const ParallelConfig& c, Passes p, DataType storage) const override;
+  TextbookFigure textbook_figure(const ParallelConfig& c, Passes p,
+                                 DataType storage) const override;
 
   void setup(LayerContext& ctx) override;
   void forward(LayerContext& ctx) override;
@@ -240,26 +242,28 @@ class TpSp final : public Layer {
   Tensor ln_grads_;      // [1, 4H], allreduced
 };
 
-SeedFigure TpSp::seed_figure(const ParallelConfig& c, Passes p, DataType storage) const {
+TextbookFigure TpSp::textbook_figure(const ParallelConfig& c, Passes p,
+                                     DataType storage) const {
   const double th = static_cast<double>(shape_.tokens() * shape_.h());
   const double n = c.tp, passes = (p.forward ? 1 : 0) + (p.backward ? 1 : 0);
   const std::string frac = std::to_string(c.tp - 1) + "/" + std::to_string(c.tp);
-  SeedFigure s;
-  s.source = "seed 004, 2) Sequence Parallelism and TP+SP: volume comparison per layer";
+  TextbookFigure s;
+  s.source = "Korthikanti et al. 2022 (Megatron sequence parallelism): TP+SP volume per layer "
+             "(docs/textbook-formulas.md, tp-sp)";
   s.formula = "2 x (TP-1)/TP x B x S x H x sizeof(dtype) per layer (one AllGather + one "
               "ReduceScatter), counted once per pass";
   s.elements = 2 * (n - 1) / n * th * passes;
   s.bytes = s.elements * static_cast<double>(dtype_size(storage));
   s.explanation =
-      "the seed's (TP-1)/TP factor is exact for each collective (T H is divisible by TP, "
+      "the figure's (TP-1)/TP factor is exact for each collective (T H is divisible by TP, "
       "so the ring sends " + frac + " of [T,H] per allgather and per reduce-scatter), but "
       "its 'per layer' is one allgather + reduce-scatter pair, i.e. one TP block: a "
       "transformer layer has two (attention and MLP), so each pass sends 4 x " + frac +
-      " x T H x elem per rank, twice the seed; the backward adds the allreduce of the "
-      "LayerNorm weight gradients (2 x " + frac + " x 4H x elem), which the seed leaves out. "
+      " x T H x elem per rank, twice the figure; the backward adds the allreduce of the "
+      "LayerNorm weight gradients (2 x " + frac + " x 4H x elem), which the figure leaves out. "
       "Plain TP's ring allreduce sends the same 2 x " + frac + " x T H per block, so SP "
-      "moves exactly the bytes of TP (the seed's 'slightly less' comes from its TP figure "
-      "2 B S H dropping the factor)";
+      "moves exactly the bytes of TP (the claim that SP moves 'slightly less' comes from a TP "
+      "figure, 2 B S H, that drops the factor)";
   return s;
 }
 

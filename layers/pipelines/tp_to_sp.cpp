@@ -1,7 +1,8 @@
-// layer_tp_to_sp: seed 000's transition from tensor to sequence parallelism (sections 2,
-// 3) on its own: the output projection out_linear, Z = Y W, on one TP group of N ranks
-// (and DP = world / N replicas, each with its own micro-batch), its input Y H-sharded as
-// a column-parallel layer leaves it, its output Z sequence-sharded for an SP layer.
+// layer_tp_to_sp: the transition from tensor to sequence parallelism
+// (docs/textbook-formulas.md, tp-to-sp) on its own: the output projection out_linear, Z =
+// Y W, on one TP group of N ranks (and DP = world / N replicas, each with its own
+// micro-batch), its input Y H-sharded as a column-parallel layer leaves it, its output Z
+// sequence-sharded for an SP layer.
 //
 //   T = S x B tokens (row s B + b: sequence-major, so a sequence shard of S/N is the row
 //   block of T/N rows), K input width (--k, default H), H output width; TP rank t holds
@@ -21,9 +22,9 @@
 //
 // (bytes each rank sends, ring and pairwise schedules; T and K divisible by N: no uneven
 // blocks). With K = H, forward, the all-to-all sends 1/(2N) of the allreduce scheme and
-// 1/N of the reduce-scatter: seed 000 says 1/N of the allreduce, because it takes the
-// ring allreduce's send + receive for 2(N-1)/N D when that is what it sends alone
-// (DESIGN.md section 9; seed_figure below).
+// 1/N of the reduce-scatter: the textbook figure says 1/N of the allreduce, because it
+// takes the ring allreduce's send + receive for 2(N-1)/N D when that is what it sends
+// alone (docs/textbook-formulas.md, tp-to-sp; textbook_figure below).
 // Layout checks before any communication: S divisible by TP (sequence parallelism, the
 // driver's), K divisible by TP (plan() below).
 // Verification, per TP group (replica): Z and dY from every rank, dW assembled from the
@@ -64,7 +65,7 @@ class TpToSp final : public Layer {
   LayerDescription describe() const override {
     return {.program = "layer_tp_to_sp",
             .name = "tp_to_sp",
-            .summary = "seed 000's TP -> SP output projection Z = Y W, Y H-sharded in, Z "
+            .summary = "the TP -> SP output projection Z = Y W, Y H-sharded in, Z "
                        "sequence-sharded out: --scheme allreduce (row-parallel W, allreduce + "
                        "slice), reduce_scatter, or alltoall (all-to-all Y, replicated W)",
             .degrees = {.tp = true, .tp_defaults_to_world = true},
@@ -102,7 +103,8 @@ class TpToSp final : public Layer {
     return block(c.tp).plan(p);
   }
 
-  SeedFigure seed_figure(const ParallelConfig& c, Passes p, DataType storage) const override;
+  TextbookFigure textbook_figure(const ParallelConfig& c, Passes p,
+                                 DataType storage) const override;
 
   void setup(LayerContext& ctx) override {
     const GroupPosition tp = ctx.position(GroupKind::tp);
@@ -183,41 +185,45 @@ class TpToSp final : public Layer {
   Tensor z_, dy_;                     // forward's output, backward's input gradient
 };
 
-// Seed 000 section 3 counts the forward only, per GPU, as send + receive:
-//   scheme 1 (allreduce):  V1 = 2 (N-1)/N   x S Hdim d   (Z [S, Hdim] = [T, H])
-//   scheme 2 (all-to-all): V2 = 2 (N-1)/N^2 x S Hdim d   (Y [S, Hdim] = [T, K])
+// The textbook figures (docs/textbook-formulas.md, tp-to-sp) count the forward only, per
+// GPU, as send + receive:
+//   allreduce scheme:   V1 = 2 (N-1)/N   x S Hdim d   (Z [S, Hdim] = [T, H])
+//   all-to-all scheme:  V2 = 2 (N-1)/N^2 x S Hdim d   (Y [S, Hdim] = [T, K])
 // and concludes V2 = V1 / N.
-SeedFigure TpToSp::seed_figure(const ParallelConfig& c, Passes p, DataType storage) const {
+TextbookFigure TpToSp::textbook_figure(const ParallelConfig& c, Passes p,
+                                       DataType storage) const {
   const double n = c.tp, t = static_cast<double>(shape_.tokens());
   const double h = static_cast<double>(shape_.h()), k = static_cast<double>(shape_.k_width());
   const bool all2all = scheme_ == TpToSpScheme::alltoall;
   const std::string ratio = "against the ring allreduce the all-to-all (K = H) moves 1/(2N) = 1/" +
                             text(2 * n) + ", against the reduce-scatter 1/N = 1/" + text(n) +
-                            ", not the seed's V2 = V1/N (DESIGN.md section 9)";
-  SeedFigure s;
-  s.source = "seed 000 section 3." + std::string(all2all ? "2" : "1") + " (forward only)";
+                            ", not V2 = V1/N as the figures conclude (docs/textbook-formulas.md, tp-to-sp)";
+  TextbookFigure s;
+  s.source = std::string(all2all ? "V2, the all-to-all scheme (DeepSpeed-Ulysses' layout switch)"
+                                 : "V1, the allreduce scheme") +
+             " (docs/textbook-formulas.md, tp-to-sp; forward only)";
   s.formula = all2all ? "V2 = 2 (N-1)/N^2 x S Hdim d, S = T, Hdim = K (send + receive)"
                       : "V1 = 2 (N-1)/N x S Hdim d, S = T, Hdim = H (send + receive)";
   s.elements = p.forward ? (all2all ? 2 * (n - 1) / (n * n) * t * k : 2 * (n - 1) / n * t * h) : 0;
   s.bytes = s.elements * static_cast<double>(dtype_size(storage));
   if (all2all)
     s.explanation =
-        "V2 is send + receive; a rank sends half of it, (N-1)/N^2 T K d (exact forward / seed "
-        "= 0.5); the seed's V1 takes the ring allreduce's send + receive as 2(N-1)/N D, but "
+        "V2 is send + receive; a rank sends half of it, (N-1)/N^2 T K d (exact forward / figure "
+        "= 0.5); V1 takes the ring allreduce's send + receive as 2(N-1)/N D, but "
         "a ring allreduce (reduce-scatter then allgather) sends 2(N-1)/N D alone, so " + ratio;
   else if (scheme_ == TpToSpScheme::allreduce)
     s.explanation =
         "V1 is meant as send + receive, taking the ring allreduce to send (N-1)/N D; it is a "
         "reduce-scatter then an allgather and sends 2(N-1)/N D alone (send + receive 4(N-1)/N "
-        "D), so the exact forward sent bytes equal the seed's whole V1 (ratio 1) and " + ratio;
+        "D), so the exact forward sent bytes equal the whole V1 (ratio 1) and " + ratio;
   else
     s.explanation =
-        "the seed has no reduce-scatter: its scheme 1 allreduces Z and slices it (V1, meant "
-        "as send + receive); the reduce-scatter gives each rank only its rows and sends "
-        "(N-1)/N D, half of what the ring allreduce sends, 2(N-1)/N D = V1 (so exact forward "
-        "/ seed = 0.5); " + ratio;
+        "the figures have no reduce-scatter: the allreduce scheme allreduces Z and slices "
+        "it (V1, meant as send + receive); the reduce-scatter gives each rank only its rows "
+        "and sends (N-1)/N D, half of what the ring allreduce sends, 2(N-1)/N D = V1 (so "
+        "exact forward / figure = 0.5); " + ratio;
   if (p.backward)
-    s.explanation += "; the seed counts no backward: " +
+    s.explanation += "; the figures count no backward: " +
                      std::string(all2all ? "the all-to-all back (as forward) and the allreduce "
                                            "of the replicated W's gradient dW [K,H]"
                                          : "the allgather of dZ [T,H], (N-1)/N D") +

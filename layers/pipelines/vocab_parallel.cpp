@@ -1,8 +1,8 @@
 // layer_vocab_parallel: Megatron's vocab-parallel word embedding and vocab-parallel
-// cross-entropy (seed 002 sections 4 and 5) on one TP group of N ranks (and DP = world /
-// N replicas, each with its own micro-batch), with the embedding table tied between the
-// input lookup and the output projection (the seed: "the input and output layers share
-// one word embedding"; its gradient is the sum of both uses).
+// cross-entropy (Shoeybi et al. 2019, section 3) on one TP group of N ranks (and DP =
+// world / N replicas, each with its own micro-batch), with the embedding table tied
+// between the input lookup and the output projection (Megatron-LM: the input and output
+// layers share one word embedding; its gradient is the sum of both uses).
 //
 //   T = S x B tokens, H hidden, V vocabulary, v = V / N rows per rank; TP rank t holds
 //   ids [T], targets [T] in [0, V), replicated (a function of seed, replica, token)
@@ -26,8 +26,8 @@
 //              ids_i - t v                                         [v, H]  local
 //
 // (1) Each token's row lives on exactly one rank; the others contribute zeros, so the
-//     SUM assembles the lookup (the seed: "look up, zero what is not found, AllReduce").
-// (2)-(4) Softmax over the vocabulary without gathering the [T, V] logits (the seed's
+//     SUM assembles the lookup (look up, zero what is not found, allreduce).
+// (2)-(4) Softmax over the vocabulary without gathering the [T, V] logits (Megatron's
 //     point: an all-gather would move b s v): per token, the global max (for a stable
 //     exp), the target's logit and the sum of exponentials, three allreduces of [T].
 //     They travel in float32 even under --dtype bfloat16 (Megatron's cross-entropy
@@ -36,8 +36,9 @@
 // touches its own rows. dHd (the gradient into the transformer, partial [T, H] per rank,
 // an allreduce in Megatron's column-parallel output layer) is not part of this layer.
 // Volume: ring allreduce of [T, H] x elem, then 3 ring allreduces of [T] x 4 B.
-// Seed 002: the embedding allreduce as 2 Phi, the cross-entropy as b s (the sum of
-// exponentials) + N (a scalar loss per GPU) (seed_figure below).
+// The textbook figure (docs/textbook-formulas.md, vocab-parallel): the embedding allreduce
+// as 2 Phi, the cross-entropy as b s (the sum of exponentials) + N (a scalar loss per GPU)
+// (textbook_figure below).
 // Verification: Y and loss from every rank; dE assembled from the shards; against the
 // float64 lookup, log-softmax and gradient on the gathered ids, targets, E, Hd, dY.
 #include <algorithm>
@@ -145,10 +146,12 @@ class VocabParallel final : public Layer {
             planned_call(kSumExpSite, Collective::allreduce, GroupKind::tp, t, f32, ReduceOp::sum)};
   }
 
-  SeedFigure seed_figure(const ParallelConfig& c, Passes p, DataType storage) const override {
+  TextbookFigure textbook_figure(const ParallelConfig& c, Passes p,
+                                 DataType storage) const override {
     const double t = static_cast<double>(shape_.tokens()), th = t * static_cast<double>(shape_.h());
-    SeedFigure s;
-    s.source = "seed 002 sections 4.1 and 5";
+    TextbookFigure s;
+    s.source = "Shoeybi et al. 2019 (Megatron-LM), section 3: vocab-parallel embedding and "
+               "cross-entropy (docs/textbook-formulas.md, vocab-parallel)";
     s.formula = "embedding AllReduce 2 Phi (Phi = b x s x h) + cross-entropy b x s + N "
                 "(sum(e) per row, then the scalar loss of each of N GPUs); backward none";
     if (p.forward) {
@@ -157,12 +160,12 @@ class VocabParallel final : public Layer {
     }
     s.explanation =
         "the embedding allreduce differs as in layer_tp_mlp: a ring rank sends (TP-1)/TP of "
-        "the seed's 2 Phi, in bytes of the storage dtype; for the cross-entropy the seed "
+        "the figure's 2 Phi, in bytes of the storage dtype; for the cross-entropy the figure "
         "counts one allreduce of the sum of exponentials as b s (not 2(TP-1)/TP x b s) and "
         "adds a scalar loss allreduce of N, while Megatron (and this layer) makes three "
-        "float32 allreduces of [b s]: the max (for a stable exp, which the seed leaves out), "
+        "float32 allreduces of [b s]: the max (for a stable exp, which the figure leaves out), "
         "the target's logit and the sum of exponentials, and leaves the loss per token on "
-        "every rank (no scalar allreduce): 3 x 2(TP-1)/TP x b s x 4 B; bytes of the seed "
+        "every rank (no scalar allreduce): 3 x 2(TP-1)/TP x b s x 4 B; bytes of the "
         "figure: its elements at the storage size for 2 Phi, 4 B for b s + N";
     return s;
   }

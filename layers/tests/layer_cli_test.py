@@ -245,9 +245,10 @@ def test_record():
         T, H = rec["shape"]["T"], rec["shape"]["H"]
         check(site["bytes"] == T * H * 2 and site["closed_form_sent_bytes"] == 2 * 1 / 2 * T * H * 2,
               f"closed form 2(N-1)/N x D at N 2 ({site['closed_form_sent_bytes']})")
-        seed = rec["textbook_figure"]
-        check(seed["elements"] == 4 * T * H and seed["exact_over_formula"] == 0.5,
-              f"seed 002's 4 Phi beside the exact figure: ratio (TP-1)/TP ({seed})")
+        fig = rec["textbook_figure"]
+        check(fig["elements"] == 4 * T * H and fig["exact_over_formula"] == 0.5
+              and "tp-mlp" in fig["source"],
+              f"the textbook 4 Phi (tp-mlp) beside the exact figure: ratio (TP-1)/TP ({fig})")
         check(rec["time_us"] > 0 and rec["comm_us"] > 0 and rec["compute_us"] > 0
               and len(rec["times_us"]) == 2, "times: total, communication, compute")
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end tests of pipeline_tp_sp_ep (seed 000's full flow) through mpirun: every
+"""End-to-end tests of pipeline_tp_sp_ep (the TP -> SP -> EP flow) through mpirun: every
 TP->SP scheme at 1..4 ranks, float32 and bfloat16, forward, backward and both, passing
 against the float64 flow; each site's measured bytes equal to its exact theory, and the
 dense sites' bytes recomputed here from the ring and pairwise schedules; the MoE's

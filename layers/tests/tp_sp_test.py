@@ -7,7 +7,7 @@ layer) through mpirun.
                    (Y, dX, the LayerNorm and GEMM weight gradients), the call sites in
                    order, and each site's bytes per rank (sent and received) equal to the
                    ring allgather / reduce-scatter / allreduce schedules recomputed here
-                   from the uneven-block rule; the seed figure's numbers; and SP's bytes
+                   from the uneven-block rule; the textbook figure's numbers; and SP's bytes
                    equal to plain TP's (layer_tp_attention + layer_tp_mlp, same shape).
   tp_sp_bad_input  S not divisible by TP, heads, FFN, flags: exit 2 with one line; faults
                    injected into a forward and a backward site: exit 1.
@@ -84,14 +84,14 @@ def expect_sp_volume(what, rec, T, H, sites):
     return total_sent
 
 
-def expect_seed_figure(what, rec, T, H, passes, busiest):
+def expect_textbook_figure(what, rec, T, H, passes, busiest):
     tp, elem = rec["tp"], ELEM[rec["dtype"]]
-    seed = rec["textbook_figure"]
+    fig = rec["textbook_figure"]
     want = 2 * (tp - 1) / tp * T * H * passes
-    check(abs(seed["elements"] - want) < 1e-9 and abs(seed["bytes"] - want * elem) < 1e-9
-          and seed["exact_sent_bytes"] == busiest and "004" in seed["source"],
-          f"{what}: seed figure 2 (TP-1)/TP B S H per pass = {want} elements, exact "
-          f"{seed['exact_sent_bytes']} B")
+    check(abs(fig["elements"] - want) < 1e-9 and abs(fig["bytes"] - want * elem) < 1e-9
+          and fig["exact_sent_bytes"] == busiest and "tp-sp" in fig["source"],
+          f"{what}: textbook figure (tp-sp) 2 (TP-1)/TP B S H per pass = {want} elements, "
+          f"exact {fig['exact_sent_bytes']} B")
 
 
 def shape_for(tp, heads_per_rank=2, head_dim=3):
@@ -121,14 +121,14 @@ def test_tp_sp():
             continue
         sites = (FWD_SITES if fwd else []) + (BWD_SITES if bwd else [])
         sent = expect_sp_volume(what, rec, T, H, sites)
-        expect_seed_figure(what, rec, T, H, fwd + bwd, max(sent))
+        expect_textbook_figure(what, rec, T, H, fwd + bwd, max(sent))
         check(rec["tp"] == tp and rec["dp"] == np // tp and rec["sp"] is True
               and rec["shape"]["F"] == (F or 4 * H) and rec["shape"]["causal"] == bool(causal),
               f"{what}: layout, SP and shape recorded")
-        if fwd and not bwd and tp > 1:  # forward: 4 (N-1)/N T H elem = twice the seed's pair
+        if fwd and not bwd and tp > 1:  # forward: 4 (N-1)/N T H elem = twice the figure's pair
             check(sent[0] == 4 * (tp - 1) * T * H // tp * ELEM[d]
                   and abs(rec["textbook_figure"]["exact_over_formula"] - 2.0) < 1e-12,
-                  f"{what}: forward sends 4 (N-1)/N T H elem = 2 x the seed figure")
+                  f"{what}: forward sends 4 (N-1)/N T H elem = 2 x the textbook figure")
     test_same_bytes_as_plain_tp(S, B)
 
 

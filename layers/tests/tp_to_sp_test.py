@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end tests of layer_tp_to_sp (seed 000's TP -> SP output projection) through
+"""End-to-end tests of layer_tp_to_sp (the TP -> SP output projection) through
 mpirun.
 
 tp_to_sp: each --scheme (allreduce, reduce_scatter, alltoall) at TP 1..4 (and two
@@ -9,8 +9,8 @@ tp_to_sp: each --scheme (allreduce, reduce_scatter, alltoall) at TP 1..4 (and tw
   pairwise all-to-all) and the shapes, with the site names and counts in plan order.
 tp_to_sp_schemes: the three schemes on one seed and shape (K = H, T H divisible by N^2)
   pass against the same reference, and their forward bytes per rank satisfy exactly
-  alltoall x 2N == allreduce and reduce_scatter x 2 == allreduce (seed 000 says
-  alltoall = allreduce / N: DESIGN.md section 9); the seed figure and its ratio; faults
+  alltoall x 2N == allreduce and reduce_scatter x 2 == allreduce (the textbook figures
+  say alltoall = allreduce / N: docs/textbook-formulas.md, tp-to-sp); the textbook figure and its ratio; faults
   injected at each site fail the right tensors; bad --scheme, S or K not divisible by TP:
   exit 2 with one line.
 
@@ -137,20 +137,21 @@ def test_same_output_and_ratios():
             check(all(x * 2 == y for x, y in zip(rs, ar)),
                   f"np {np} {d}: reduce_scatter forward == allreduce / 2 exactly ({rs} vs {ar})")
             check(all(x * np != y for x, y in zip(a2a, ar)),
-                  f"np {np} {d}: alltoall forward != allreduce / N (the seed's V2 = V1/N)")
-            expect_seed_figure(recs, np, T, H, elem)
+                  f"np {np} {d}: alltoall forward != allreduce / N (the figures' V2 = V1/N)")
+            expect_textbook_figure(recs, np, T, H, elem)
 
 
-def expect_seed_figure(recs, n, T, H, elem):
-    """Seed 000 section 3 (send + receive): V1 = 2(N-1)/N T H e, V2 = 2(N-1)/N^2 T H e."""
+def expect_textbook_figure(recs, n, T, H, elem):
+    """docs/textbook-formulas.md, tp-to-sp (send + receive): V1 = 2(N-1)/N T H e,
+    V2 = 2(N-1)/N^2 T H e."""
     v1, v2 = 2 * (n - 1) / n * T * H * elem, 2 * (n - 1) / n ** 2 * T * H * elem
-    for scheme, seed, ratio in (("allreduce", v1, 1.0), ("reduce_scatter", v1, 0.5),
+    for scheme, want, ratio in (("allreduce", v1, 1.0), ("reduce_scatter", v1, 0.5),
                                 ("alltoall", v2, 0.5)):
         sf = recs[scheme]["textbook_figure"]
-        check(abs(sf["bytes"] - seed) < 1e-6 * seed and abs(sf["exact_over_formula"] - ratio) < 1e-12
-              and "section 9" in sf["explanation"],
-              f"np {n} {scheme}: seed figure {sf['bytes']} B (want {seed}), exact / seed "
-              f"{sf['exact_over_formula']} (want {ratio}), explanation cites DESIGN.md section 9")
+        check(abs(sf["bytes"] - want) < 1e-6 * want and abs(sf["exact_over_formula"] - ratio) < 1e-12
+              and "docs/textbook-formulas.md, tp-to-sp" in sf["explanation"] and "tp-to-sp" in sf["source"],
+              f"np {n} {scheme}: textbook figure {sf['bytes']} B (want {want}), exact / figure "
+              f"{sf['exact_over_formula']} (want {ratio}), explanation cites docs/textbook-formulas.md, tp-to-sp")
 
 
 def failed(rec):

@@ -230,11 +230,11 @@ json sample_layer(std::int64_t i) {
   j["volume_error"] = i % 5 == 1 ? "rank 0 sent 1 bytes at 'fwd fc2', theory 2 (é)" : "";
   j["collectives"] = json::array();
   for (int k = 0; k < nsites; ++k) j["collectives"].push_back(layer_site(n, i, k, vendor));
-  j["textbook_figure"] = {{"source", "seed 002 section 2.2"},
+  j["textbook_figure"] = {{"source", "Shoeybi et al. 2019 (Megatron-LM), section 3"},
                       {"formula", "2 Phi per allreduce, Phi = b x s x h"},
                       {"elements", 2048.0 + static_cast<double>(i)},
                       {"bytes", 8192.0},
-                      {"explanation", std::string(600, 'x') + " the seed counts elements"},
+                      {"explanation", std::string(600, 'x') + " the figure counts elements"},
                       {"exact_sent_bytes", vendor ? json(nullptr) : json(4096 + i)},
                       {"exact_over_formula", vendor ? json(nullptr) : json(0.5)}};
   return j;

@@ -32,9 +32,13 @@ class AbortHook {
   virtual std::string async_error() = 0;  // "" when there is none
   virtual void abort() = 0;
 };
-// The hook of this process (nullptr: none). Its owner clears it before it goes away.
+// The hook of this process (nullptr: none). Its owner clears it before it goes away;
+// clearing waits for a call of the watchdog's below in progress.
 void set_abort_hook(AbortHook* hook);
-AbortHook* abort_hook();
+// The watchdog's calls, under the hook's lock: the hook's asynchronous error ("" when
+// none, or no hook), and abort (nothing without a hook).
+std::string abort_hook_error();
+void abort_through_hook();
 
 // The monotonic clock every process of a machine shares, in nanoseconds.
 inline std::int64_t now_ns() {

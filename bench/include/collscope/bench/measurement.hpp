@@ -36,6 +36,7 @@ struct Measurement {
   int graph_calls = 0;
   bool blocking = false;
   std::string vendor_call;  // a vendor row: what the library ran ("ncclAlltoAll", ...)
+  std::string nccl_version;  // -t nccl rows: the library opened at run time ("2.28.9")
   // Device memory: each rank's GPU as a JSON object (name, uuid, pci_bus_id, ...).
   std::vector<std::string> gpus;
 

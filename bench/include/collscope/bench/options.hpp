@@ -30,10 +30,12 @@ struct Options {
   std::string path;
   std::vector<int> device_map;
   std::size_t stage_chunk = std::size_t{1} << 20;
+  bool stage_chunk_given = false;  // on the command line (it applies to the staged path only)
   // How a row is timed: "call" (one call at a time after a barrier, the slowest rank's
   // time; the default) or "loop" (-n calls back to back, their average, as nccl-tests,
-  // OSU and IMB time). graph_calls > 0: N calls captured in a CUDA graph, replayed per
-  // timed iteration. blocking: each call completes before the next is issued.
+  // OSU and IMB time; collscope takes the slowest rank's average, where nccl-tests
+  // averages over ranks by default). graph_calls > 0: N calls captured in a CUDA graph,
+  // replayed per timed iteration. blocking: each call completes before the next is issued.
   std::string timing = "call";
   int graph_calls = 0;
   bool blocking = false;

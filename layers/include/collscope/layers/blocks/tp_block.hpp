@@ -1,7 +1,8 @@
-// What seed 002's two tensor-parallel blocks (MLP, attention) share: a column-parallel
-// input projection and a row-parallel output projection, so one allreduce of [T,H]
-// forward (the output's partial sums) and one backward (the input's gradient), and the
-// seed's count of them, 2 Phi per allreduce (Phi = b x s x h elements).
+// What Megatron-LM's two tensor-parallel blocks (MLP, attention; Shoeybi et al. 2019)
+// share: a column-parallel input projection and a row-parallel output projection, so one
+// allreduce of [T,H] forward (the output's partial sums) and one backward (the input's
+// gradient), and the textbook count of them, 2 Phi per allreduce (Phi = b x s x h
+// elements; docs/textbook-formulas.md, tp-mlp).
 #pragma once
 
 #include <cstddef>
@@ -18,10 +19,11 @@ std::vector<PlannedCall> tp_block_plan(std::size_t tokens_x_hidden, Passes p,
                                        const std::string& forward_site,
                                        const std::string& backward_site);
 
-// Seed 002's figure for the block (`section`: where the seed counts it; `block`: "MLP",
-// "attention"), with why the exact figure is (TP-1)/TP of it; `note` ends the explanation.
-SeedFigure tp_block_seed_figure(std::size_t tokens_x_hidden, int tp, Passes p, DataType storage,
-                                const std::string& section, const std::string& block,
-                                const std::string& note);
+// The textbook figure for the block (`anchor`: its section of docs/textbook-formulas.md,
+// "tp-mlp" or "tp-attention"; `block`: "MLP", "attention"), with why the exact figure is
+// (TP-1)/TP of it; `note` ends the explanation.
+TextbookFigure tp_block_textbook_figure(std::size_t tokens_x_hidden, int tp, Passes p,
+                                        DataType storage, const std::string& anchor,
+                                        const std::string& block, const std::string& note);
 
 }  // namespace collscope::layers

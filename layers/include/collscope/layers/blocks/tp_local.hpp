@@ -4,9 +4,10 @@
 // softmax attention per local head. No communication here: the layers put their
 // collectives around these. Each has its float64 form on whole tensors for the reference.
 //
-// Attention layout (seed 002 section 3, Megatron): T = S x B rows, row s B + b is token s
-// of sequence b; Wqkv holds, per head g, [q | k | v] (d columns each) at columns
-// g 3d .. g 3d + 3d - 1, so a rank with whole heads holds one contiguous column block.
+// Attention layout (Megatron-LM, Shoeybi et al. 2019, section 3): T = S x B rows,
+// row s B + b is token s of sequence b; Wqkv holds, per head g, [q | k | v] (d columns
+// each) at columns g 3d .. g 3d + 3d - 1, so a rank with whole heads holds one contiguous
+// column block.
 #pragma once
 
 #include <cstddef>

@@ -1,16 +1,18 @@
-// Seed 000's transition from tensor parallelism (TP) to sequence parallelism (SP): the
-// output projection Z = Y W of a TP group of N ranks whose input Y [T, K] arrives
-// H-sharded (rank t holds the columns t K/N .. (t+1) K/N - 1, as a column-parallel layer
-// leaves it) and whose output Z [T, H] must leave sequence-sharded (rank t holds the rows
-// t T/N .. (t+1) T/N - 1; T = S x B sequence-major rows, so a sequence shard is a row
-// block). Three ways (blocks/tp_to_sp_block.cpp has the math of each):
+// The transition from tensor parallelism (TP) to sequence parallelism (SP)
+// (docs/textbook-formulas.md, tp-to-sp): the output projection Z = Y W of a TP group of N
+// ranks whose input Y [T, K] arrives H-sharded (rank t holds the columns
+// t K/N .. (t+1) K/N - 1, as a column-parallel layer leaves it) and whose output Z [T, H]
+// must leave sequence-sharded (rank t holds the rows t T/N .. (t+1) T/N - 1; T = S x B
+// sequence-major rows, so a sequence shard is a row block). Three ways
+// (blocks/tp_to_sp_block.cpp has the math of each):
 //
 //   allreduce       W row-sharded; allreduce of the partial Z [T,H], keep rows t
-//                   (seed 000 scheme 1); backward allgathers dZ
+//                   (the allreduce-then-slice scheme); backward allgathers dZ
 //   reduce_scatter  W row-sharded; reduce-scatter of the partial Z straight to rows t
 //                   (Megatron's SP); backward allgathers dZ
 //   alltoall        W replicated; all-to-all of Y from column to row shards, then the
-//                   local GEMM (seed 000 scheme 2); backward all-to-all back, dW allreduce
+//                   local GEMM (the all-to-all scheme, DeepSpeed-Ulysses' layout switch);
+//                   backward all-to-all back, dW allreduce
 //
 // The block is the reusable piece: layer_tp_to_sp wraps it alone, pipeline_tp_sp_ep puts
 // it after its attention. It communicates on ctx's TP group only, through ctx.calls(),

@@ -76,11 +76,12 @@ using GroupCheck = std::function<void(const std::vector<int>& group, std::vector
 std::vector<TensorCheck> checks_per_group(int world_rank, const ParallelConfig& c, GroupKind kind,
                                           const GroupCheck& check);
 
-// A seed's own figure for the layer's communication, beside the exact one.
-struct SeedFigure {
-  std::string source;       // "seed 002 section 2.2"
+// The textbook figure for the layer's communication (docs/textbook-formulas.md, "Layer
+// pipelines"), beside the exact one.
+struct TextbookFigure {
+  std::string source;       // "Shoeybi et al. 2019 (Megatron-LM), section 3 (...)"
   std::string formula;      // "4 Phi, Phi = b x s x h"
-  double elements = 0;      // the seed's number, in its own unit (elements)
+  double elements = 0;      // the figure's number, in its own unit (elements)
   double bytes = 0;         // that number x the element size
   std::string explanation;  // why it differs from the exact figure
 };
@@ -151,7 +152,8 @@ class Layer {
   virtual LayerShape read_options() = 0;
 
   virtual std::vector<PlannedCall> plan(const ParallelConfig& c, Passes p) const = 0;
-  virtual SeedFigure seed_figure(const ParallelConfig& c, Passes p, DataType storage) const = 0;
+  virtual TextbookFigure textbook_figure(const ParallelConfig& c, Passes p,
+                                         DataType storage) const = 0;
 
   // Generates this rank's shards of the inputs and weights.
   virtual void setup(LayerContext& ctx) = 0;

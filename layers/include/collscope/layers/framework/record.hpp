@@ -1,5 +1,5 @@
 // One layer run's record (rank 0): what ran, the verification, the volume per call site
-// against theory, the time split, the seed's figure; printed as a table or JSON lines.
+// against theory, the time split, the textbook figure; printed as a table or JSON lines.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -46,7 +46,7 @@ struct LayerRecord {
   std::vector<SiteVolume> sites;
   bool volume_measured = false;  // every site counted and has a theory
   std::string volume_error;      // empty: measured == theory at every site and rank
-  SeedFigure seed_figure;
+  TextbookFigure textbook_figure;
 
   bool verified() const;  // every check passed (and there is at least one)
   bool volume_ok() const { return volume_error.empty(); }
