@@ -5,7 +5,7 @@ records (every field, measured bytes equal to theory), the watchdog (exit code 3
 rank and peer).
 
 usage: cli_test.py BIN_DIR GROUP   (GROUP: bad_input | jsonl | timeout | table | catalogue |
-                                          catalogue_bad_input | ucx | device | device_ucx)
+                                          catalogue_bad_input | ucx | device | device_ucx | gpu)
 """
 import json
 import os
@@ -341,13 +341,25 @@ def check_device_rows(name, rows, path):
     check(moved > 0 or name.startswith("barrier"), f"{name}: copies counted ({moved} B)")
 
 
-def test_device(transport="mpi", np=3):
+def test_gpu():
+    """The device tests on a real GPU: every hand-written algorithm at N = 1..4 ranks on
+    one GPU over staged MPI and ipc (staged UCX: the device_ucx group's binaries), exact,
+    volume and copies equal to theory. Skipped (exit 77) without a GPU."""
+    if not has_gpu():
+        print("SKIP: no GPU (/dev/nvidiactl absent)")
+        sys.exit(77)
+    for np in (1, 2, 3, 4):
+        test_device("mpi", np, emulated=False)
+        test_device("ucx", np, emulated=False)
+
+
+def test_device(transport="mpi", np=3, emulated=True):
     """Every hand-written algorithm on the emulated device (host memory behind the device
     runtime's interface, IPC through shared memory) over both of collscope's own paths:
     staged (device to pinned host, the transport, host to device) and ipc (one copy from
     the peer's mapped buffer)."""
-    env = {"COLLSCOPE_DEVICE_EMULATION": "1"}
-    bins = hand_written_binaries() if transport == "mpi" else ["allreduce_ring", "alltoall_pairwise"]
+    env = {"COLLSCOPE_DEVICE_EMULATION": "1"} if emulated else {}
+    bins = hand_written_binaries() if transport == "mpi" or not emulated else ["allreduce_ring", "alltoall_pairwise"]
     check(len(bins) >= 20 or transport != "mpi", f"device: {len(bins)} binaries")
     with tempfile.TemporaryDirectory() as d:
         for b in bins:
@@ -363,7 +375,7 @@ def test_device(transport="mpi", np=3):
                     continue
                 rows = [json.loads(l) for l in open(out)]
                 check_device_rows(f"{b} {path} -t {transport}", rows, path)
-        if transport == "mpi":
+        if transport == "mpi" and emulated:
             check_device_results_files(d, env)
 
 
@@ -427,6 +439,6 @@ if __name__ == "__main__":
     {"bad_input": test_bad_input, "jsonl": test_jsonl, "table": test_table,
      "timeout": test_timeout, "catalogue": test_catalogue,
      "catalogue_bad_input": test_catalogue_bad_input, "ucx": test_ucx,
-     "device": test_device, "device_ucx": lambda: test_device("ucx")}[sys.argv[2]]()
+     "device": test_device, "device_ucx": lambda: test_device("ucx"), "gpu": test_gpu}[sys.argv[2]]()
     print(f"{'FAILED' if failures else 'PASSED'}: {len(failures)} failure(s)")
     sys.exit(1 if failures else 0)
