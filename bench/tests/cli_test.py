@@ -351,6 +351,40 @@ def test_gpu():
     for np in (1, 2, 3, 4):
         test_device("mpi", np, emulated=False)
         test_device("ucx", np, emulated=False)
+    test_nccl()
+
+
+def gpu_count():
+    p = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
+    return len([l for l in p.stdout.splitlines() if l.startswith("GPU ")]) if p.returncode == 0 else 1
+
+
+def test_nccl():
+    """-t nccl on every hand-written algorithm and NCCL's own collectives at N = 1 (and
+    N = 2..min(8, GPUs) where the node has several): exact, volume equal to theory (the
+    vendors' volume is n/a); at N = 2 on one GPU, the one-line refusal before NCCL starts."""
+    with tempfile.TemporaryDirectory() as d:
+        nccl_bins = sorted(b for b in os.listdir(BIN) if b.endswith("_nccl"))
+        check(len(nccl_bins) == 8, f"nccl: {len(nccl_bins)} baselines")
+        gpus = gpu_count()
+        for np in [1] + list(range(2, min(8, gpus) + 1)):
+            for b in hand_written_binaries() + nccl_bins:
+                out = os.path.join(d, f"{b}.nccl{np}.jsonl")
+                args = ["-t", "nccl", "-m", "device", "-b", "0", "-e", "1M", "-f", "32", "-n", "2", "-w", "1", "-J", out]
+                code, _, err = run(b, args, np=np)
+                if code != 0:
+                    check(False, f"{b} -t nccl at {np}: exit {code}: {err.strip()[:300]}")
+                    continue
+                rows = [json.loads(l) for l in open(out)]
+                bad = [r for r in rows if r["wrong"] != 0 or r["volume"] not in ("ok", "n/a")
+                       or r["path"] != "nccl" or not r.get("nccl_version")]
+                check(rows and not bad, f"{b} -t nccl at {np}: {len(rows)} rows exact, volume equal to theory"
+                      + (f" (bad: {json.dumps(bad[0])[:300]})" if bad else ""))
+        if gpus == 1:
+            code, _, err = run("allreduce_ring", ["-t", "nccl", "-m", "device", "-b", "8", "-e", "8"], np=2)
+            lines = [l for l in err.splitlines() if l.strip()]
+            check(code == 2 and len(lines) == 1 and "share GPU" in lines[0],
+                  f"-t nccl, 2 ranks on one GPU: exit 2, one line naming the rule ({code}, {lines})")
 
 
 def test_device(transport="mpi", np=3, emulated=True):
