@@ -98,7 +98,6 @@ class Runner {
     MPI_Comm_dup(c, &d);
     return d;
   }
-  static BackendSpec backend_spec(const Options& o);
   std::vector<std::string> gather_gpus();
   Executor& executor() { return backend_->executor(); }
   CollArgs make_args(const Case& c) const;
@@ -133,15 +132,6 @@ class Runner {
   std::string path_;
 };
 
-BackendSpec Runner::backend_spec(const Options& o) {
-  BackendSpec b;
-  b.transport = o.transport;
-  b.memory = o.memory;
-  if (!o.path.empty()) b.path = parse_path(o.path);
-  b.device_map = o.device_map;
-  b.stage_chunk = o.stage_chunk;
-  return b;
-}
 
 // Each rank's GPU as one JSON object, gathered to rank 0.
 std::vector<std::string> Runner::gather_gpus() {

@@ -73,6 +73,16 @@ void validate_common_options(const Options& o) {
   validate_device_options(o);
 }
 
+BackendSpec backend_spec(const Options& o) {
+  BackendSpec b;
+  b.transport = o.transport;
+  b.memory = o.memory;
+  if (!o.path.empty()) b.path = parse_path(o.path);
+  b.device_map = o.device_map;
+  b.stage_chunk = o.stage_chunk;
+  return b;
+}
+
 void validate_device_options(const Options& o) {
   const bool device = o.memory == MemoryKind::device;
   if (o.transport == "nccl" && !device) throw UsageError("-t nccl moves GPU memory: it needs -m device");

@@ -35,7 +35,9 @@
 // counter and compared cell by cell with its exact N x N volume; every call starts after
 // a barrier. Payloads depend on (size, sender), so a message from the wrong rank fails
 // the check. The record says which pattern in `algorithm` (pingpong, rounds, ring).
-// Limits: no bidirectional streaming; host memory only.
+// Device memory (-m device, --path, -t nccl): the payload and landing buffers live on the
+// GPU, are filled and read back outside the timed calls, and a call ends when its stream
+// has. Limits: no bidirectional streaming.
 #include <CLI/CLI.hpp>
 #include <mpi.h>
 #include <nlohmann/json.hpp>
@@ -58,13 +60,14 @@
 #include "collscope/program/mpi_program.hpp"
 #include "collscope/program/stats.hpp"
 #include "collscope/program/watchdog.hpp"
+#include "collscope/backend.hpp"
 #include "collscope/comm.hpp"
-#include "collscope/host_executor.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/progress.hpp"
 #include "collscope/results/results_file.hpp"
 #include "collscope/splitmix.hpp"
 #include "collscope/transport_factory.hpp"
+#include "collscope/verify/collective_data.hpp"
 #include "collscope/volume.hpp"
 
 namespace collscope::bench {
@@ -142,7 +145,12 @@ PingpongOptions parse_pingpong_options(int argc, const char* const* argv) {
   app.add_option("-n,--iters", o.iters, "timed round trips per size and pair");
   app.add_option("-w,--warmup", o.warmup, "untimed round trips per size and pair");
   app.add_option("-c,--check", check, "compare the payload bit for bit (0 or 1); byte counts are always checked");
-  app.add_option("-t,--transport", o.transport, "mpi or ucx (host memory)");
+  std::string memory = "host", device_map, stage_chunk = "1M";
+  app.add_option("-t,--transport", o.transport, "mpi, ucx or nccl (GPU memory)");
+  app.add_option("-m,--memory", memory, "host or device (every rank's buffers on its GPU)");
+  app.add_option("--path", o.path, "device memory: cuda_aware, staged or ipc");
+  app.add_option("--device-map", device_map, "device memory: the GPU of each local rank");
+  app.add_option("--stage-chunk", stage_chunk, "chunk of the staged path (default 1M)");
   CLI::Option* pairs_option = app.add_option("--pairs", pairs, "two ranks A,B (default 0,1), or all");
   app.add_option("--pattern", pattern,
                  "pairs (one pair at a time), rounds (disjoint pairs at once) or ring (r -> r+k at once)");
@@ -161,9 +169,12 @@ PingpongOptions parse_pingpong_options(int argc, const char* const* argv) {
   o.max_bytes = parse_size(max_b, "--max-bytes");
   parse_pairs(pairs, p);
   parse_pattern(pattern, pairs_option->count() > 0, p);
-  if (o.transport == "nccl")
-    throw UsageError("pingpong measures host memory: -t mpi or ucx (GPU links: the collectives' "
-                     "-m device runs)");
+  const auto mem = parse_memory(memory);
+  if (!mem) throw UsageError("--memory must be host or device, got '" + memory + "'");
+  o.memory = *mem;
+  if (!device_map.empty()) o.device_map = parse_device_map(device_map);
+  o.stage_chunk = parse_size(stage_chunk, "--stage-chunk");
+  o.stage_chunk_given = app.count("--stage-chunk") > 0;
   validate_common_options(o);
   return p;
 }
@@ -287,31 +298,51 @@ class PingPong {
   double ring_call(int to, int from, const char* phase);
   void prepare_payload(std::size_t bytes, std::size_t landing_bytes, int expected_sender);
 
+  Executor& executor() { return backend_->executor(); }
+  // The buffers the executor moves: the host vectors, or their device copies.
+  std::byte* payload() { return device_ ? device_payload_.get() : pattern_.data(); }
+  std::byte* landing() { return device_ ? device_landing_.get() : landing_.data(); }
+  void upload();    // pattern_ and landing_ to the device buffers (device memory)
+  void download();  // the device landing buffer back into landing_, to be checked
+
   PingpongOptions opts_;
-  std::unique_ptr<Transport> transport_;
-  HostExecutor executor_;  // counts what it hands to the transport
+  std::unique_ptr<Backend> backend_;  // its executor counts what it hands to the wire
   MPI_Comm algo_comm_ = MPI_COMM_NULL;  // what Comm carries (unused by point-to-point)
   MPI_Comm ctrl_ = MPI_COMM_NULL;       // barriers and result exchange, never timed
   std::vector<std::unique_ptr<Comm>> comm_with_;  // one per peer: its own tag sequence
   std::unique_ptr<Comm> ring_comm_;               // --pattern ring: every rank, every call
   std::vector<std::byte> pattern_, landing_;
   std::vector<std::byte> expected_;               // what landing_ must hold after a probe
+  bool device_ = false;
+  verify::Buffer device_payload_, device_landing_;
   int rank_ = 0, nranks_ = 1;
   std::vector<int> nodes_;
   bool stalled_ = false;
 };
 
 PingPong::PingPong(PingpongOptions opts, MPI_Comm world)
-    : opts_(std::move(opts)), transport_(make_transport(opts_.common.transport, world)),
-      executor_(*transport_) {
+    : opts_(std::move(opts)), device_(opts_.common.memory == MemoryKind::device) {
   MPI_Comm_dup(world, &algo_comm_);
   MPI_Comm_dup(world, &ctrl_);
   MPI_Comm_rank(ctrl_, &rank_);
   MPI_Comm_size(ctrl_, &nranks_);
   nodes_ = node_of_rank(ctrl_, rank_, nranks_);
+  backend_ = make_backend(backend_spec(opts_.common), world, nodes_);
   for (int peer = 0; peer < nranks_; ++peer)
-    comm_with_.push_back(std::make_unique<Comm>(executor_, algo_comm_));
-  ring_comm_ = std::make_unique<Comm>(executor_, algo_comm_);
+    comm_with_.push_back(std::make_unique<Comm>(executor(), algo_comm_));
+  ring_comm_ = std::make_unique<Comm>(executor(), algo_comm_);
+}
+
+void PingPong::upload() {
+  if (!device_) return;
+  device_payload_ = verify::alloc(MemoryKind::device, pattern_.size());
+  device_landing_ = verify::alloc(MemoryKind::device, landing_.size());
+  verify::copy_to_device(device_payload_.get(), pattern_.data(), pattern_.size());
+  verify::copy_to_device(device_landing_.get(), landing_.data(), landing_.size());
+}
+
+void PingPong::download() {
+  if (device_) verify::copy_to_host(landing_.data(), device_landing_.get(), landing_.size());
 }
 
 PingPong::~PingPong() {
@@ -384,7 +415,8 @@ double PingPong::round_trip(Comm& c, bool initiator, int peer, const char* phase
   progress().algorithm.store("pingpong", std::memory_order_relaxed);
   const std::uint32_t seq = c.next_seq();
   const auto t0 = std::chrono::steady_clock::now();
-  executor_.run(plan, steps, {pattern_.data(), landing_.data()}, seq);
+  executor().run(plan, steps, {payload(), landing()}, seq);
+  executor().synchronize();  // a device call is done when its stream is
   const auto t1 = std::chrono::steady_clock::now();
   progress().call_started_ns.store(0, std::memory_order_relaxed);
   return std::chrono::duration<double, std::micro>(t1 - t0).count() / 2;
@@ -398,12 +430,14 @@ LocalResult PingPong::run_pair(Pair p, std::size_t bytes) {
   fill_pattern(pattern_);
   landing_.resize(bytes);
   for (std::size_t i = 0; i < bytes; ++i) landing_[i] = ~pattern_[i];  // nothing passes by luck
+  upload();
 
   LocalResult out;
   maybe_stall();
-  executor_.traffic().reset();
+  executor().traffic().reset();
   round_trip(c, initiator, peer, "probe");
-  out.per_peer = executor_.traffic().per_peer();
+  out.per_peer = executor().traffic().per_peer();
+  download();
   maybe_corrupt();
   if (opts_.common.check) out.wrong = bytes_differing(landing_, pattern_);
   for (int i = 0; i < opts_.common.warmup; ++i) round_trip(c, initiator, peer, "warmup");
@@ -509,10 +543,11 @@ void PingPong::prepare_payload(std::size_t bytes, std::size_t landing_bytes, int
   expected_ = sender_pattern(landing_bytes, expected_sender);
   landing_.resize(landing_bytes);
   for (std::size_t i = 0; i < landing_bytes; ++i) landing_[i] = ~expected_[i];
+  upload();
 }
 
 // One shift-k call on this rank, timed like a round trip: set up, then the clock runs
-// over executor_.run only. Returns its whole time in microseconds.
+// over executor().run only. Returns its whole time in microseconds.
 double PingPong::ring_call(int to, int from, const char* phase) {
   CollArgs args;
   args.count = pattern_.size();
@@ -524,7 +559,8 @@ double PingPong::ring_call(int to, int from, const char* phase) {
   progress().algorithm.store("ring", std::memory_order_relaxed);
   const std::uint32_t seq = ring_comm_->next_seq();
   const auto t0 = std::chrono::steady_clock::now();
-  executor_.run(plan, steps, {pattern_.data(), landing_.data()}, seq);
+  executor().run(plan, steps, {payload(), landing()}, seq);
+  executor().synchronize();  // a device call is done when its stream is
   const auto t1 = std::chrono::steady_clock::now();
   progress().call_started_ns.store(0, std::memory_order_relaxed);
   return std::chrono::duration<double, std::micro>(t1 - t0).count();
@@ -540,10 +576,11 @@ StepResult PingPong::run_step(Call call, bool takes_part) {
   std::vector<double> times(static_cast<std::size_t>(o.iters), 0.0);
   quiet_barrier(true);
   maybe_stall();
-  executor_.traffic().reset();
+  executor().traffic().reset();
   if (takes_part) call("probe");
-  std::vector<RankVolume> per_peer = executor_.traffic().per_peer();
+  std::vector<RankVolume> per_peer = executor().traffic().per_peer();
   per_peer.resize(static_cast<std::size_t>(nranks_));
+  if (takes_part) download();
   maybe_corrupt();
   std::uint64_t wrong = takes_part && o.check ? bytes_differing(landing_, expected_) : 0;
   for (int i = 0; i < o.warmup; ++i) {
@@ -907,7 +944,7 @@ nlohmann::json to_json(const SizeRecord& s, const PingpongOptions& p, const std:
   j["algorithm"] = s.pattern == Pattern::pairs ? "pingpong" : pattern_name(s.pattern);
   j["transport"] = p.common.transport;
   j["transport_env"] = transport_environment(p.common.transport);
-  j["memory"] = "host";
+  j["memory"] = memory_name(p.common.memory);
   j["nranks"] = s.nranks;
   j["bytes"] = s.bytes;
   j["iters"] = p.common.iters;

@@ -411,6 +411,23 @@ def test_device(transport="mpi", np=3, emulated=True):
                 check_device_rows(f"{b} {path} -t {transport}", rows, path)
         if transport == "mpi" and emulated:
             check_device_results_files(d, env)
+        check_device_pingpong(d, env, transport, np)
+
+
+def check_device_pingpong(d, env, transport, np):
+    """pingpong -m device over each path: every pair's payload exact, its bytes equal to
+    theory, the rows say device memory."""
+    for path in ("staged", "ipc"):
+        for pattern in ("pairs", "ring"):
+            out = os.path.join(d, f"pingpong.{path}.{pattern}.jsonl")
+            args = ["-m", "device", "--path", path, "-t", transport, "--pattern", pattern,
+                    "-b", "8", "-e", "1M", "-f", "64", "-n", "2", "-w", "1", "-J", out]
+            code, _, err = run("pingpong", args, np=max(np, 2), env=env)
+            rows = [json.loads(l) for l in open(out)] if code == 0 else []
+            check(code == 0 and len(rows) == 4 and all(r["memory"] == "device" and r["wrong"] == 0
+                                                       and r["volume"] == "ok" for r in rows),
+                  f"pingpong -m device --path {path} --pattern {pattern} -t {transport}: 4 rows exact, "
+                  f"volume ok ({code}, {err.strip()[:200]})")
 
 
 def check_device_results_files(d, env):

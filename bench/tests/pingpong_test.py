@@ -116,7 +116,9 @@ def test_volume():
 
 
 BAD_INPUT = [  # (args, ranks, message pattern)
-    (["-t", "nccl"], (2,), r"pingpong measures host memory: -t mpi or ucx"),
+    (["-t", "nccl"], (2,), r"-t nccl moves GPU memory: it needs -m device"),
+    (["-m", "gpu"], (2,), r"--memory must be host or device"),
+    (["--path", "ipc"], (2,), r"--path and --device-map apply to -m device"),
     (["--pairs", "0,0"], (2, 3), r"--pairs 0,0: the two ranks must differ"),
     (["--pairs", "0,9"], (2, 3), r"--pairs 0,9: rank 9 is out of range for \d ranks"),
     (["--pairs", "x"], (1, 3), r"bad --pairs 'x'"),

@@ -103,6 +103,26 @@ Buffer alloc(MemoryKind mem, std::size_t bytes) {
   return Buffer(p, Free{mem});
 }
 
+namespace {
+
+void copy_synchronously(void* dst, const void* src, std::size_t bytes, device::CopyKind kind) {
+  device::Runtime& rt = device::runtime();
+  const device::Stream s = rt.create_stream();
+  rt.copy(dst, src, bytes, kind, s);
+  rt.synchronize(s);
+  rt.destroy_stream(s);
+}
+
+}  // namespace
+
+void copy_to_device(void* device_dst, const void* host_src, std::size_t bytes) {
+  copy_synchronously(device_dst, host_src, bytes, device::CopyKind::host_to_device);
+}
+
+void copy_to_host(void* host_dst, const void* device_src, std::size_t bytes) {
+  copy_synchronously(host_dst, device_src, bytes, device::CopyKind::device_to_host);
+}
+
 CallBuffers::CallBuffers(const CollectiveInfo& c, CollArgs& a, bool in_place, int rank,
                          int nranks)
     : send_count_(c.send_count(a, rank, nranks)), recv_count_(c.recv_count(a, rank, nranks)) {

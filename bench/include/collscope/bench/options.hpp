@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "collscope/backend.hpp"
 #include "collscope/types.hpp"
 
 namespace collscope::bench {
@@ -67,6 +68,8 @@ void validate_common_options(const Options& o);
 
 // "0,0,1,1": the GPU of local rank i is entry i (wrapping). Throws UsageError.
 std::vector<int> parse_device_map(std::string_view text);
+// What the executor needs of the options: transport, memory, path, GPUs, stage chunk.
+BackendSpec backend_spec(const Options& o);
 
 // The checks of the device and timing flags (--path, --device-map, --stage-chunk,
 // --timing, --graph, --blocking) against -m and -t. Throws UsageError.

@@ -32,6 +32,10 @@ struct Free {
 };
 using Buffer = std::unique_ptr<std::byte[], Free>;
 Buffer alloc(MemoryKind mem, std::size_t bytes);
+// Synchronous copies between host memory and device memory (the device runtime's; for
+// setting up and checking payloads outside the timed calls).
+void copy_to_device(void* device_dst, const void* host_src, std::size_t bytes);
+void copy_to_host(void* host_dst, const void* device_src, std::size_t bytes);
 
 // The buffers of one call, in a.mem: allocates what the layout needs and points
 // args.sendbuf / args.recvbuf at it, in place or not.
