@@ -12,7 +12,7 @@
 //   output Z_t [T/N, H] = rows t T/N .. of Z = Y W;  dY_t [T, K/N];  dW
 //
 // The math, per scheme, is tp_to_sp_block.cpp's (TpToSpBlock, shared with
-// pipeline_tp_sp_ep). Collectives, all on TP (e = element size, D = T H e):
+// layer_tp_sp_ep). Collectives, all on TP (e = element size, D = T H e):
 //
 //   --scheme        forward                                 backward
 //   allreduce       allreduce Z partial [T,H]: 2(N-1)/N D    allgather dZ [T,H]: (N-1)/N D

@@ -1,4 +1,4 @@
-// The expert-parallel MoE block (layer_moe, and the MoE of pipeline_tp_sp_ep): router,
+// The expert-parallel MoE block (layer_moe, and the MoE of layer_tp_sp_ep): router,
 // permute, split-size exchange, dispatch all-to-all-v over EP, the local experts' FFNs
 // (with ETP > 1: scheme allgather or scatter_gather), combine all-to-all-v, unpermute and
 // the gate-weighted sum; backward through all of it and through the router. The math,

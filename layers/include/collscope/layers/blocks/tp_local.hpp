@@ -1,5 +1,5 @@
 // The local (per-rank) compute of the tensor-parallel blocks, shared by every layer that
-// has them (layer_tp_mlp, layer_tp_attention, layer_tp_sp, pipeline_tp_sp_ep): the MLP's
+// has them (layer_tp_mlp, layer_tp_attention, layer_tp_sp, layer_tp_sp_ep): the MLP's
 // fc1 -> GeLU -> fc2 on a column/row shard pair, and attention's QKV projection plus
 // softmax attention per local head. No communication here: the layers put their
 // collectives around these. Each has its float64 form on whole tensors for the reference.

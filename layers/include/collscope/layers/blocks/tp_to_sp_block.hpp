@@ -14,7 +14,7 @@
 //                   local GEMM (the all-to-all scheme, DeepSpeed-Ulysses' layout switch);
 //                   backward all-to-all back, dW allreduce
 //
-// The block is the reusable piece: layer_tp_to_sp wraps it alone, pipeline_tp_sp_ep puts
+// The block is the reusable piece: layer_tp_to_sp wraps it alone, layer_tp_sp_ep puts
 // it after its attention. It communicates on ctx's TP group only, through ctx.calls(),
 // at the sites plan() lists (site_prefix before each name).
 #pragma once

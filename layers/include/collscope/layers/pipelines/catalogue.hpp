@@ -15,6 +15,6 @@ std::unique_ptr<Layer> make_vocab_parallel();  // layer_vocab_parallel
 std::unique_ptr<Layer> make_tp_sp();           // layer_tp_sp
 std::unique_ptr<Layer> make_tp_to_sp();        // layer_tp_to_sp
 std::unique_ptr<Layer> make_moe();             // layer_moe
-std::unique_ptr<Layer> make_pipeline_tp_sp_ep();  // pipeline_tp_sp_ep
+std::unique_ptr<Layer> make_tp_sp_ep();  // layer_tp_sp_ep
 
 }  // namespace collscope::layers

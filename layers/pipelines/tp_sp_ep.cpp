@@ -1,4 +1,4 @@
-// pipeline_tp_sp_ep: a TP -> SP -> EP layer flow, forward and backward, on TP = EP = N ranks
+// layer_tp_sp_ep: a TP -> SP -> EP layer flow, forward and backward, on TP = EP = N ranks
 // by default (one TP group, one EP group; DP = world / TP replicas of the dense part):
 //
 //   X [T, H] replicated in the TP group (T = S x B rows, sequence-major)
@@ -45,7 +45,7 @@ namespace {
 constexpr const char* kDxSite = "bwd qkv allreduce dX [T,H]";
 
 struct Shape : TokenShape, AttentionFlags {
-  std::string scheme_name = "alltoall";  // --scheme, read into PipelineTpSpEp::scheme_
+  std::string scheme_name = "alltoall";  // --scheme, read into TpSpEp::scheme_
   AttentionShape attention() const { return attention_shape(*this, *this); }
 };
 
@@ -79,11 +79,11 @@ struct RefDense {
   RefTensor z;  // [T, H], rows by sequence shard
 };
 
-class PipelineTpSpEp final : public Layer {
+class TpSpEp final : public Layer {
  public:
   LayerDescription describe() const override {
-    return {.program = "pipeline_tp_sp_ep",
-            .name = "pipeline_tp_sp_ep",
+    return {.program = "layer_tp_sp_ep",
+            .name = "tp_sp_ep",
             .summary = "TP -> SP -> EP layer flow: column-parallel QKV -> attention -> TP->SP "
                        "(--scheme) -> sequence-sharded EP MoE, forward and backward",
             .degrees = {.tp = true, .tp_defaults_to_world = true, .ep = true},
@@ -202,7 +202,7 @@ class PipelineTpSpEp final : public Layer {
   Tensor dx_, dwqkv_;      // backward
 };
 
-TextbookFigure PipelineTpSpEp::textbook_figure(const ParallelConfig& c, Passes p,
+TextbookFigure TpSpEp::textbook_figure(const ParallelConfig& c, Passes p,
                                                DataType storage) const {
   const double n = c.tp, s = static_cast<double>(shape_.tokens()), hd = static_cast<double>(shape_.h());
   const double e = static_cast<double>(dtype_size(storage)), k = static_cast<double>(moe_config_.topk);
@@ -231,7 +231,7 @@ TextbookFigure PipelineTpSpEp::textbook_figure(const ParallelConfig& c, Passes p
   return f;
 }
 
-RefDense PipelineTpSpEp::reference_dense(const Gathered& g, const std::vector<int>& group) const {
+RefDense TpSpEp::reference_dense(const Gathered& g, const std::vector<int>& group) const {
   RefDense r;
   r.x = to_ref(g.x[static_cast<std::size_t>(group.front())]);
   r.wqkv = concat_columns(ref_parts(g.wqkv, group));
@@ -243,7 +243,7 @@ RefDense PipelineTpSpEp::reference_dense(const Gathered& g, const std::vector<in
 
 // The dense part's backward of one DP replica from the whole dZ [T, H] the MoE reference
 // gave, against what its ranks hold.
-void PipelineTpSpEp::check_dense(const Gathered& g, const std::vector<int>& group,
+void TpSpEp::check_dense(const Gathered& g, const std::vector<int>& group,
                                  const RefDense& dense, const RefTensor& dz, Passes p,
                                  DataType st, std::vector<TensorCheck>& checks) const {
   if (!p.backward) return;
@@ -260,7 +260,7 @@ void PipelineTpSpEp::check_dense(const Gathered& g, const std::vector<int>& grou
 
 // The MoE per expert group on the ranks' float64 Z shards (by world rank): its Y and
 // weight-gradient checks; returns every rank's dZ shard.
-std::vector<RefTensor> PipelineTpSpEp::check_moe(const Gathered& g, const MoeBlock::Gathered& moe,
+std::vector<RefTensor> TpSpEp::check_moe(const Gathered& g, const MoeBlock::Gathered& moe,
                                                  const std::vector<RefTensor>& z_of,
                                                  const ParallelConfig& config, Passes p,
                                                  DataType st,
@@ -285,7 +285,7 @@ std::vector<RefTensor> PipelineTpSpEp::check_moe(const Gathered& g, const MoeBlo
   return dz_of;
 }
 
-std::vector<TensorCheck> PipelineTpSpEp::verify(LayerContext& ctx, Passes p) {
+std::vector<TensorCheck> TpSpEp::verify(LayerContext& ctx, Passes p) {
   const MPI_Comm c = ctx.ctrl();
   const Gathered g{gather_to_root(c, x_),    gather_to_root(c, wqkv_), gather_to_root(c, t2s_->weight()),
                    gather_to_root(c, dy_),   gather_to_root(c, y_),    gather_to_root(c, dx_),
@@ -317,6 +317,6 @@ std::vector<TensorCheck> PipelineTpSpEp::verify(LayerContext& ctx, Passes p) {
 
 }  // namespace
 
-std::unique_ptr<Layer> make_pipeline_tp_sp_ep() { return std::make_unique<PipelineTpSpEp>(); }
+std::unique_ptr<Layer> make_tp_sp_ep() { return std::make_unique<TpSpEp>(); }
 
 }  // namespace collscope::layers
