@@ -38,6 +38,8 @@
 #include "collscope/layers/math/math.hpp"
 #include "collscope/layers/pipelines/catalogue.hpp"
 #include "collscope/layers/pipelines/shape_flags.hpp"
+#include "collscope/layers/reference/moe_reference.hpp"
+#include "collscope/layers/reference/tp_local_reference.hpp"
 
 namespace collscope::layers {
 namespace {
@@ -273,14 +275,14 @@ std::vector<RefTensor> TpSpEp::check_moe(const Gathered& g, const MoeBlock::Gath
       xs.push_back(z_of[static_cast<std::size_t>(r)]);
       dys.push_back(to_ref(g.dy[static_cast<std::size_t>(r)]));
     }
-    const MoeBlock::Reference ref = moe_->reference(moe, replica, xs, dys, st);
-    MoeBlock::check_routing(ref, checks);
+    const MoeReference ref = moe_reference(*moe_, moe, replica, xs, dys, st);
+    moe_check_routing(ref, checks);
     for (std::size_t i = 0; i < replica.size(); ++i) {
       const auto r = static_cast<std::size_t>(replica[i]);
       if (p.forward) add_check(checks, "Y", compare(g.y[r], row_block(ref.y, i * tl, tl), st, h));
       dz_of[r] = row_block(ref.dx, i * tl, tl);
     }
-    if (p.backward) moe_->check_weights(moe, replica, ref, st, checks);
+    if (p.backward) moe_check_weights(*moe_, moe, replica, ref, st, checks);
   }
   return dz_of;
 }
