@@ -3,8 +3,8 @@
 //
 //   X [T, H] replicated in the TP group (T = S x B rows, sequence-major)
 //   -> attention core, column-parallel QKV with the heads split over TP (tp_local.hpp)
-//        C_t [T, H/N]: the context, H-sharded (tp_to_sp_block.hpp's Y_t)
-//   -> TP -> SP transition through out_linear Wo [H, H] (tp_to_sp_block.hpp, --scheme):
+//        C_t [T, H/N]: the context, H-sharded (tp_to_sp_switch_block.hpp's Y_t)
+//   -> TP -> SP transition through out_linear Wo [H, H] (tp_to_sp_switch_block.hpp, --scheme):
 //        allreduce       row-parallel Wo, allreduce [T,H], keep rows t   (allreduce scheme)
 //        reduce_scatter  row-parallel Wo, reduce-scatter [T,H]
 //        alltoall        all-to-all C_t -> [T/N, H], replicated Wo         (all-to-all scheme)
@@ -19,7 +19,7 @@
 //   backward, and dX = allreduce_t (dQKV_t Wqkv_t^T) [T, H]: X fed every rank's QKV
 //   projection (as layer_tp_attention).
 //
-// Volume: each block's sites carry its own formula (tp_to_sp_block.hpp, moe_block.hpp);
+// Volume: each block's sites carry its own formula (tp_to_sp_switch_block.hpp, moe_block.hpp);
 // the dX allreduce is the ring's 2(N-1)/N x T H x elem. The textbook figure is
 // docs/textbook-formulas.md's for the transition (tp-to-sp: V1 or V2) plus its EP figure
 // for the MoE (moe-dispatch-combine).
@@ -32,7 +32,7 @@
 #include "collscope/errors.hpp"
 #include "collscope/layers/blocks/moe_block.hpp"
 #include "collscope/layers/blocks/tp_local.hpp"
-#include "collscope/layers/blocks/tp_to_sp_block.hpp"
+#include "collscope/layers/blocks/tp_to_sp_switch_block.hpp"
 #include "collscope/layers/framework/gather.hpp"
 #include "collscope/layers/math/data.hpp"
 #include "collscope/layers/math/math.hpp"

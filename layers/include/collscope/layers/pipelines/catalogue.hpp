@@ -1,4 +1,5 @@
-// The layer pipelines, one file each (layers/pipelines/<name>.cpp), one binary each
+// The layer pipelines, one file each (layers/pipelines/<name>.cpp; layer_tp_sp's is
+// tp_sp_transformer_layer.cpp, layer_tp_to_sp's tp_to_sp_switch.cpp), one binary each
 // (layers/mains/).
 #pragma once
 
