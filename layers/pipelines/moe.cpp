@@ -27,6 +27,7 @@
 #include "collscope/layers/math/data.hpp"
 #include "collscope/layers/pipelines/catalogue.hpp"
 #include "collscope/layers/pipelines/shape_flags.hpp"
+#include "collscope/layers/reference/moe_reference.hpp"
 
 namespace collscope::layers {
 namespace {
@@ -126,16 +127,16 @@ class Moe final : public Layer {
     const std::size_t t = shape_.tokens();
     const std::size_t k_y = cfg_.identity_experts ? 1 : block().ffn();
     for (const std::vector<int>& replica : MoeBlock::replicas(ctx.config())) {
-      const MoeBlock::Reference ref =
-          moe_->reference(g, replica, ref_parts(x, replica), ref_parts(dy, replica), st);
-      MoeBlock::check_routing(ref, checks);
+      const MoeReference ref =
+          moe_reference(*moe_, g, replica, ref_parts(x, replica), ref_parts(dy, replica), st);
+      moe_check_routing(ref, checks);
       for (std::size_t i = 0; i < replica.size(); ++i) {
         const auto r = static_cast<std::size_t>(replica[i]);
         if (p.forward) add_check(checks, "Y", compare(y[r], row_block(ref.y, i * t, t), st, k_y));
         if (p.backward)
           add_check(checks, "dX", compare(dx[r], row_block(ref.dx, i * t, t), st, k_y));
       }
-      if (p.backward) moe_->check_weights(g, replica, ref, st, checks);
+      if (p.backward) moe_check_weights(*moe_, g, replica, ref, st, checks);
     }
     return checks;
   }

@@ -34,6 +34,7 @@
 #include "collscope/layers/math/math.hpp"
 #include "collscope/layers/pipelines/catalogue.hpp"
 #include "collscope/layers/pipelines/shape_flags.hpp"
+#include "collscope/layers/reference/tp_local_reference.hpp"
 
 namespace collscope::layers {
 namespace {

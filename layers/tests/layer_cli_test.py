@@ -122,7 +122,7 @@ BAD_INPUT = [  # (binary, np, args, message pattern)
     ("layer_vocab_parallel", 4, ["-V", "30"], r"vocabulary size 30 is not divisible by TP 4$"),
     ("layer_vocab_parallel", 3, ["--tp", "3", "-V", "0"], r"--vocab must be at least 1, got 0$"),
     ("layer_moe", 2, ["-t", "nccl"], r"host memory: -t must be mpi or ucx$"),
-    ("pipeline_tp_sp_ep", 2, ["-t", "tcp"], r"unknown transport 'tcp' \(expected mpi or ucx\)$"),
+    ("layer_tp_sp_ep", 2, ["-t", "tcp"], r"unknown transport 'tcp' \(expected mpi or ucx\)$"),
 ]
 
 

@@ -1,9 +1,10 @@
-// The expert-parallel MoE block (layer_moe, and the MoE of pipeline_tp_sp_ep): router,
+// The expert-parallel MoE block (layer_moe, and the MoE of layer_tp_sp_ep): router,
 // permute, split-size exchange, dispatch all-to-all-v over EP, the local experts' FFNs
 // (with ETP > 1: scheme allgather or scatter_gather), combine all-to-all-v, unpermute and
 // the gate-weighted sum; backward through all of it and through the router. The math,
 // the flows and the volume formulas are in moe_block.cpp's header; routing in
-// moe_routing.hpp.
+// moe_routing.hpp; the float64 reference the verification compares with in
+// reference/moe_reference.hpp.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -74,32 +75,12 @@ class MoeBlock {
   };
   Gathered gather(LayerContext& ctx) const;
 
-  struct Reference {
-    RefTensor y, dx;  // per rank: T rows each, rank after rank, for one replica
-    RefTensor drouter;
-    std::vector<RefTensor> dw1, dw2;  // per expert, whole
-    std::size_t choice_mismatches = 0;  // tokens whose choice differs beyond a near tie
-    double choice_threshold = 0;
-  };
-  // The float64 MoE over the ranks `replica` (one EP x ETP expert group, world ranks in
-  // group order: etp + ETP x ep) given their X and dY (float64, one per rank, in the
-  // order of `replica`), with the run's routing (chosen experts and kept mask).
-  Reference reference(const Gathered& g, const std::vector<int>& replica,
-                      const std::vector<RefTensor>& x, const std::vector<RefTensor>& dy,
-                      DataType storage = DataType::float32) const;
-  // Adds the weight-gradient checks (dWr summed over the replica, dW1, dW2) of one
-  // replica to `checks`.
-  void check_weights(const Gathered& g, const std::vector<int>& replica, const Reference& ref,
-                     DataType st, std::vector<TensorCheck>& checks) const;
-  // Adds the "routing choice" check: tokens whose run choice differs from float64's
-  // beyond a near tie (must be 0).
-  static void check_routing(const Reference& ref, std::vector<TensorCheck>& checks);
-
   // The world ranks of each EP x ETP expert group (replica), in group order.
   static std::vector<std::vector<int>> replicas(const ParallelConfig& c);
 
   const MoeConfig& config() const { return cfg_; }
   std::size_t ffn() const;
+  std::size_t hidden() const { return h_; }
 
  private:
   void check_layout(const ParallelConfig& c) const;  // UsageError: F by ETP (scheme allgather)

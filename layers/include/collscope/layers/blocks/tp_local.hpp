@@ -1,8 +1,9 @@
 // The local (per-rank) compute of the tensor-parallel blocks, shared by every layer that
-// has them (layer_tp_mlp, layer_tp_attention, layer_tp_sp, pipeline_tp_sp_ep): the MLP's
+// has them (layer_tp_mlp, layer_tp_attention, layer_tp_sp, layer_tp_sp_ep): the MLP's
 // fc1 -> GeLU -> fc2 on a column/row shard pair, and attention's QKV projection plus
 // softmax attention per local head. No communication here: the layers put their
-// collectives around these. Each has its float64 form on whole tensors for the reference.
+// collectives around these. Their float64 forms on whole tensors, for the reference, are in
+// reference/tp_local_reference.hpp.
 //
 // Attention layout (Megatron-LM, Shoeybi et al. 2019, section 3): T = S x B rows,
 // row s B + b is token s of sequence b; Wqkv holds, per head g, [q | k | v] (d columns
@@ -46,11 +47,6 @@ struct MlpGrads {
 MlpGrads mlp_backward(const Tensor& x, const Tensor& w1, const Tensor& w2, const MlpSaved& saved,
                       const Tensor& dy, DataType st);
 
-struct RefMlp {
-  RefTensor y, dx, dw1, dw2;
-};
-RefMlp ref_mlp(const RefTensor& x, const RefTensor& w1, const RefTensor& w2, const RefTensor& dy);
-
 // ---- attention core: context = attention(X Wqkv), per head ---------------------------
 
 struct AttentionShape {
@@ -69,14 +65,5 @@ void attention_core_forward(const Tensor& x, const Tensor& wqkv, const Attention
 // dQKV [T, 3h] from dcontext [T, h]; the caller forms dWqkv = X^T dQKV, dX = dQKV Wqkv^T.
 Tensor attention_core_backward(const AttentionSaved& saved, const Tensor& dcontext,
                                const AttentionShape& sh, DataType st);
-
-struct RefAttentionCore {
-  RefTensor qkv, context;
-  std::vector<RefTensor> probs;
-};
-RefAttentionCore ref_attention_core_forward(const RefTensor& x, const RefTensor& wqkv,
-                                            const AttentionShape& sh);
-RefTensor ref_attention_core_backward(const RefAttentionCore& saved, const RefTensor& dcontext,
-                                      const AttentionShape& sh);
 
 }  // namespace collscope::layers

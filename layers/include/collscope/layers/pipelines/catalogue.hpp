@@ -1,4 +1,5 @@
-// The layer pipelines, one file each (layers/pipelines/<name>.cpp), one binary each
+// The layer pipelines, one file each (layers/pipelines/<name>.cpp; layer_tp_sp's is
+// tp_sp_transformer_layer.cpp, layer_tp_to_sp's tp_to_sp_switch.cpp), one binary each
 // (layers/mains/).
 #pragma once
 
@@ -15,6 +16,6 @@ std::unique_ptr<Layer> make_vocab_parallel();  // layer_vocab_parallel
 std::unique_ptr<Layer> make_tp_sp();           // layer_tp_sp
 std::unique_ptr<Layer> make_tp_to_sp();        // layer_tp_to_sp
 std::unique_ptr<Layer> make_moe();             // layer_moe
-std::unique_ptr<Layer> make_pipeline_tp_sp_ep();  // pipeline_tp_sp_ep
+std::unique_ptr<Layer> make_tp_sp_ep();  // layer_tp_sp_ep
 
 }  // namespace collscope::layers

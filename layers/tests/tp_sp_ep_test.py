@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
-"""End-to-end tests of pipeline_tp_sp_ep (the TP -> SP -> EP flow) through mpirun: every
+"""End-to-end tests of layer_tp_sp_ep (the TP -> SP -> EP flow) through mpirun: every
 TP->SP scheme at 1..4 ranks, float32 and bfloat16, forward, backward and both, passing
 against the float64 flow; each site's measured bytes equal to its exact theory, and the
 dense sites' bytes recomputed here from the ring and pairwise schedules; the MoE's
 dispatch and combine moving mirror-image traffic; the all-to-all scheme's transition
 moving 1/(2N) of the allreduce scheme's; bad input (exit 2, one line).
 
-usage: pipeline_test.py BIN_DIR pipeline [ucx]
+usage: tp_sp_ep_test.py BIN_DIR tp_sp_ep [ucx]
 """
 from layer_testlib import *  # noqa: F401,F403
 
-PROGRAM = "pipeline_tp_sp_ep"
+PROGRAM = "layer_tp_sp_ep"
 SHAPE = {"-S": "12", "-B": "2", "-H": "24", "--heads": "12", "--experts": "12", "--topk": "2"}
 
 
@@ -64,7 +64,7 @@ def transition_forward_bytes(rec):
                if "fwd" in s["site"].split() and s["group"] == "tp")
 
 
-def test_pipeline():
+def test_tp_sp_ep():
     for n in (1, 2, 3, 4):
         for scheme in SCHEMES:
             for dtype in ("float", "bfloat16"):
@@ -132,7 +132,7 @@ def test_pipeline():
               f"{args} at {np} ranks: exit 2, one line naming '{what}' (got {code}, {err!r})")
 
 
-TESTS = {"pipeline": test_pipeline}
+TESTS = {"tp_sp_ep": test_tp_sp_ep}
 
 if __name__ == "__main__":
     main(TESTS)

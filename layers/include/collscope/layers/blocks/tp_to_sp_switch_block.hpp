@@ -1,10 +1,14 @@
+// The TP -> SP layout switch block (blocks/tp_to_sp_switch_block.cpp); layer_tp_to_sp
+// (pipelines/tp_to_sp_switch.cpp) wraps it; not the TP + SP transformer layer
+// (pipelines/tp_sp_transformer_layer.cpp).
+//
 // The transition from tensor parallelism (TP) to sequence parallelism (SP)
 // (docs/textbook-formulas.md, tp-to-sp): the output projection Z = Y W of a TP group of N
 // ranks whose input Y [T, K] arrives H-sharded (rank t holds the columns
 // t K/N .. (t+1) K/N - 1, as a column-parallel layer leaves it) and whose output Z [T, H]
 // must leave sequence-sharded (rank t holds the rows t T/N .. (t+1) T/N - 1; T = S x B
 // sequence-major rows, so a sequence shard is a row block). Three ways
-// (blocks/tp_to_sp_block.cpp has the math of each):
+// (blocks/tp_to_sp_switch_block.cpp has the math of each):
 //
 //   allreduce       W row-sharded; allreduce of the partial Z [T,H], keep rows t
 //                   (the allreduce-then-slice scheme); backward allgathers dZ
@@ -14,7 +18,7 @@
 //                   local GEMM (the all-to-all scheme, DeepSpeed-Ulysses' layout switch);
 //                   backward all-to-all back, dW allreduce
 //
-// The block is the reusable piece: layer_tp_to_sp wraps it alone, pipeline_tp_sp_ep puts
+// The block is the reusable piece: layer_tp_to_sp wraps it alone, layer_tp_sp_ep puts
 // it after its attention. It communicates on ctx's TP group only, through ctx.calls(),
 // at the sites plan() lists (site_prefix before each name).
 #pragma once

@@ -1,3 +1,7 @@
+// pipelines/tp_to_sp_switch.cpp, binary layer_tp_to_sp: the TP -> SP layout switch alone;
+// it wraps blocks/tp_to_sp_switch_block.cpp; not the TP + SP transformer layer
+// (pipelines/tp_sp_transformer_layer.cpp).
+//
 // layer_tp_to_sp: the transition from tensor to sequence parallelism
 // (docs/textbook-formulas.md, tp-to-sp) on its own: the output projection out_linear, Z =
 // Y W, on one TP group of N ranks (and DP = world / N replicas, each with its own
@@ -11,8 +15,8 @@
 //   W: rows t K/N .. of W [K, H] (--scheme allreduce, reduce_scatter) or all of it (alltoall)
 //   output Z_t [T/N, H] = rows t T/N .. of Z = Y W;  dY_t [T, K/N];  dW
 //
-// The math, per scheme, is tp_to_sp_block.cpp's (TpToSpBlock, shared with
-// pipeline_tp_sp_ep). Collectives, all on TP (e = element size, D = T H e):
+// The math, per scheme, is tp_to_sp_switch_block.cpp's (TpToSpBlock, shared with
+// layer_tp_sp_ep). Collectives, all on TP (e = element size, D = T H e):
 //
 //   --scheme        forward                                 backward
 //   allreduce       allreduce Z partial [T,H]: 2(N-1)/N D    allgather dZ [T,H]: (N-1)/N D
@@ -34,7 +38,7 @@
 #include <optional>
 
 #include "collscope/errors.hpp"
-#include "collscope/layers/blocks/tp_to_sp_block.hpp"
+#include "collscope/layers/blocks/tp_to_sp_switch_block.hpp"
 #include "collscope/layers/framework/gather.hpp"
 #include "collscope/layers/math/data.hpp"
 #include "collscope/layers/math/math.hpp"

@@ -1,3 +1,7 @@
+// pipelines/tp_sp_transformer_layer.cpp, binary layer_tp_sp: a whole transformer layer
+// under TP + SP; not the TP -> SP switch (pipelines/tp_to_sp_switch.cpp, its block
+// blocks/tp_to_sp_switch_block.cpp).
+//
 // layer_tp_sp: one transformer layer under Megatron's tensor parallelism with sequence
 // parallelism (Korthikanti et al. 2022: MLP and attention do TP, dropout and LayerNorm do
 // SP), forward and backward, on one TP group of N ranks (and DP = world / N replicas, each
@@ -64,6 +68,7 @@
 #include "collscope/layers/math/math.hpp"
 #include "collscope/layers/pipelines/catalogue.hpp"
 #include "collscope/layers/pipelines/shape_flags.hpp"
+#include "collscope/layers/reference/tp_local_reference.hpp"
 
 namespace collscope::layers {
 namespace {

@@ -1,3 +1,7 @@
+// blocks/tp_to_sp_switch_block.cpp: the TP -> SP layout switch as a reusable block;
+// layer_tp_to_sp (pipelines/tp_to_sp_switch.cpp) and layer_tp_sp_ep use it; not the TP + SP
+// transformer layer (pipelines/tp_sp_transformer_layer.cpp).
+//
 // The TP -> SP output projection (docs/textbook-formulas.md, tp-to-sp), three ways, on a
 // TP group of N ranks; rank t of the group. T tokens, K input width, H output width, T and
 // K divisible by N; r = T/N rows and k = K/N columns per shard.
@@ -34,7 +38,7 @@
 //   reduce_scatter fwd (N-1)/N D              bwd allgather (N-1)/N D
 //   alltoall       fwd (N-1) (T/N)(K/N) e     bwd the same, + allreduce of dW 2 (N-1)/N K H e
 // With K = H the all-to-all sends 1/(2N) of the allreduce and 1/N of the reduce-scatter.
-#include "collscope/layers/blocks/tp_to_sp_block.hpp"
+#include "collscope/layers/blocks/tp_to_sp_switch_block.hpp"
 
 #include <cmath>
 #include <stdexcept>

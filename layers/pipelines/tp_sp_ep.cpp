@@ -1,10 +1,10 @@
-// pipeline_tp_sp_ep: a TP -> SP -> EP layer flow, forward and backward, on TP = EP = N ranks
+// layer_tp_sp_ep: a TP -> SP -> EP layer flow, forward and backward, on TP = EP = N ranks
 // by default (one TP group, one EP group; DP = world / TP replicas of the dense part):
 //
 //   X [T, H] replicated in the TP group (T = S x B rows, sequence-major)
 //   -> attention core, column-parallel QKV with the heads split over TP (tp_local.hpp)
-//        C_t [T, H/N]: the context, H-sharded (tp_to_sp_block.hpp's Y_t)
-//   -> TP -> SP transition through out_linear Wo [H, H] (tp_to_sp_block.hpp, --scheme):
+//        C_t [T, H/N]: the context, H-sharded (tp_to_sp_switch_block.hpp's Y_t)
+//   -> TP -> SP transition through out_linear Wo [H, H] (tp_to_sp_switch_block.hpp, --scheme):
 //        allreduce       row-parallel Wo, allreduce [T,H], keep rows t   (allreduce scheme)
 //        reduce_scatter  row-parallel Wo, reduce-scatter [T,H]
 //        alltoall        all-to-all C_t -> [T/N, H], replicated Wo         (all-to-all scheme)
@@ -19,7 +19,7 @@
 //   backward, and dX = allreduce_t (dQKV_t Wqkv_t^T) [T, H]: X fed every rank's QKV
 //   projection (as layer_tp_attention).
 //
-// Volume: each block's sites carry its own formula (tp_to_sp_block.hpp, moe_block.hpp);
+// Volume: each block's sites carry its own formula (tp_to_sp_switch_block.hpp, moe_block.hpp);
 // the dX allreduce is the ring's 2(N-1)/N x T H x elem. The textbook figure is
 // docs/textbook-formulas.md's for the transition (tp-to-sp: V1 or V2) plus its EP figure
 // for the MoE (moe-dispatch-combine).
@@ -32,12 +32,14 @@
 #include "collscope/errors.hpp"
 #include "collscope/layers/blocks/moe_block.hpp"
 #include "collscope/layers/blocks/tp_local.hpp"
-#include "collscope/layers/blocks/tp_to_sp_block.hpp"
+#include "collscope/layers/blocks/tp_to_sp_switch_block.hpp"
 #include "collscope/layers/framework/gather.hpp"
 #include "collscope/layers/math/data.hpp"
 #include "collscope/layers/math/math.hpp"
 #include "collscope/layers/pipelines/catalogue.hpp"
 #include "collscope/layers/pipelines/shape_flags.hpp"
+#include "collscope/layers/reference/moe_reference.hpp"
+#include "collscope/layers/reference/tp_local_reference.hpp"
 
 namespace collscope::layers {
 namespace {
@@ -45,7 +47,7 @@ namespace {
 constexpr const char* kDxSite = "bwd qkv allreduce dX [T,H]";
 
 struct Shape : TokenShape, AttentionFlags {
-  std::string scheme_name = "alltoall";  // --scheme, read into PipelineTpSpEp::scheme_
+  std::string scheme_name = "alltoall";  // --scheme, read into TpSpEp::scheme_
   AttentionShape attention() const { return attention_shape(*this, *this); }
 };
 
@@ -79,11 +81,11 @@ struct RefDense {
   RefTensor z;  // [T, H], rows by sequence shard
 };
 
-class PipelineTpSpEp final : public Layer {
+class TpSpEp final : public Layer {
  public:
   LayerDescription describe() const override {
-    return {.program = "pipeline_tp_sp_ep",
-            .name = "pipeline_tp_sp_ep",
+    return {.program = "layer_tp_sp_ep",
+            .name = "tp_sp_ep",
             .summary = "TP -> SP -> EP layer flow: column-parallel QKV -> attention -> TP->SP "
                        "(--scheme) -> sequence-sharded EP MoE, forward and backward",
             .degrees = {.tp = true, .tp_defaults_to_world = true, .ep = true},
@@ -202,7 +204,7 @@ class PipelineTpSpEp final : public Layer {
   Tensor dx_, dwqkv_;      // backward
 };
 
-TextbookFigure PipelineTpSpEp::textbook_figure(const ParallelConfig& c, Passes p,
+TextbookFigure TpSpEp::textbook_figure(const ParallelConfig& c, Passes p,
                                                DataType storage) const {
   const double n = c.tp, s = static_cast<double>(shape_.tokens()), hd = static_cast<double>(shape_.h());
   const double e = static_cast<double>(dtype_size(storage)), k = static_cast<double>(moe_config_.topk);
@@ -231,7 +233,7 @@ TextbookFigure PipelineTpSpEp::textbook_figure(const ParallelConfig& c, Passes p
   return f;
 }
 
-RefDense PipelineTpSpEp::reference_dense(const Gathered& g, const std::vector<int>& group) const {
+RefDense TpSpEp::reference_dense(const Gathered& g, const std::vector<int>& group) const {
   RefDense r;
   r.x = to_ref(g.x[static_cast<std::size_t>(group.front())]);
   r.wqkv = concat_columns(ref_parts(g.wqkv, group));
@@ -243,7 +245,7 @@ RefDense PipelineTpSpEp::reference_dense(const Gathered& g, const std::vector<in
 
 // The dense part's backward of one DP replica from the whole dZ [T, H] the MoE reference
 // gave, against what its ranks hold.
-void PipelineTpSpEp::check_dense(const Gathered& g, const std::vector<int>& group,
+void TpSpEp::check_dense(const Gathered& g, const std::vector<int>& group,
                                  const RefDense& dense, const RefTensor& dz, Passes p,
                                  DataType st, std::vector<TensorCheck>& checks) const {
   if (!p.backward) return;
@@ -260,7 +262,7 @@ void PipelineTpSpEp::check_dense(const Gathered& g, const std::vector<int>& grou
 
 // The MoE per expert group on the ranks' float64 Z shards (by world rank): its Y and
 // weight-gradient checks; returns every rank's dZ shard.
-std::vector<RefTensor> PipelineTpSpEp::check_moe(const Gathered& g, const MoeBlock::Gathered& moe,
+std::vector<RefTensor> TpSpEp::check_moe(const Gathered& g, const MoeBlock::Gathered& moe,
                                                  const std::vector<RefTensor>& z_of,
                                                  const ParallelConfig& config, Passes p,
                                                  DataType st,
@@ -273,19 +275,19 @@ std::vector<RefTensor> PipelineTpSpEp::check_moe(const Gathered& g, const MoeBlo
       xs.push_back(z_of[static_cast<std::size_t>(r)]);
       dys.push_back(to_ref(g.dy[static_cast<std::size_t>(r)]));
     }
-    const MoeBlock::Reference ref = moe_->reference(moe, replica, xs, dys, st);
-    MoeBlock::check_routing(ref, checks);
+    const MoeReference ref = moe_reference(*moe_, moe, replica, xs, dys, st);
+    moe_check_routing(ref, checks);
     for (std::size_t i = 0; i < replica.size(); ++i) {
       const auto r = static_cast<std::size_t>(replica[i]);
       if (p.forward) add_check(checks, "Y", compare(g.y[r], row_block(ref.y, i * tl, tl), st, h));
       dz_of[r] = row_block(ref.dx, i * tl, tl);
     }
-    if (p.backward) moe_->check_weights(moe, replica, ref, st, checks);
+    if (p.backward) moe_check_weights(*moe_, moe, replica, ref, st, checks);
   }
   return dz_of;
 }
 
-std::vector<TensorCheck> PipelineTpSpEp::verify(LayerContext& ctx, Passes p) {
+std::vector<TensorCheck> TpSpEp::verify(LayerContext& ctx, Passes p) {
   const MPI_Comm c = ctx.ctrl();
   const Gathered g{gather_to_root(c, x_),    gather_to_root(c, wqkv_), gather_to_root(c, t2s_->weight()),
                    gather_to_root(c, dy_),   gather_to_root(c, y_),    gather_to_root(c, dx_),
@@ -317,6 +319,6 @@ std::vector<TensorCheck> PipelineTpSpEp::verify(LayerContext& ctx, Passes p) {
 
 }  // namespace
 
-std::unique_ptr<Layer> make_pipeline_tp_sp_ep() { return std::make_unique<PipelineTpSpEp>(); }
+std::unique_ptr<Layer> make_tp_sp_ep() { return std::make_unique<TpSpEp>(); }
 
 }  // namespace collscope::layers
