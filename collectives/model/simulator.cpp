@@ -28,11 +28,11 @@
 // node, else from inter_node.
 #include <algorithm>
 #include <deque>
-#include <map>
 #include <queue>
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 
 #include "collscope/errors.hpp"
 #include "collscope/model.hpp"
@@ -64,30 +64,51 @@ double footprint_of(const RankTrace& trace) {
 }
 
 struct Transfer {
-  int src = 0, dst = 0, cls = kIntra;
-  double bytes = 0;
+  int src = 0, dst = 0;
+  std::uint8_t cls = kIntra;
   bool started = false, both_ways = false, paused = false;
+  int refs = 2;  // its send's and its receive's waits still to come; 0: the slot is free
+  double bytes = 0;
   double done = 0;   // share of the port time behind it, 0..1, as of `since`
   double since = 0;  // when `done` was last brought up to date
   double left = -1;  // its last byte left the sender's port (-1: not yet)
   double arrival = -1;
-  unsigned version = 0;  // a rate change makes the end events before it stale
+  unsigned version = 0;  // a rate change makes the end events before it stale; kept when
+                         // the slot is reused, so an old end event never matches
   int send_waiter = -1, recv_waiter = -1;  // ranks asleep until it left / arrived
 };
 
-// All messages from src to dst with one (seq, tag), in posting order.
+// The unmatched messages from src to dst with one (seq, tag): sends no receive has taken
+// yet, or receives no send has come for yet (never both), in posting order. A channel
+// is dropped once it holds neither, so the simulator keeps only what is in flight.
 struct Channel {
-  std::vector<int> sends;     // transfer ids
-  std::size_t recvs = 0;      // receives posted so far
-  int blocked_rank = -1;      // the receiver, while it waits for send number blocked_index
-  std::size_t blocked_index = 0;
+  std::vector<int> sends;  // transfer ids
+  std::size_t send_head = 0;
+  struct PendingRecv {
+    int rank;
+    std::uint32_t event;   // its index in the rank's trace
+    std::uint32_t number;  // its position among the channel's receives
+  };
+  std::vector<PendingRecv> recvs;
+  std::size_t recv_head = 0;
+  std::uint32_t recvs_posted = 0;
+  bool drained() const { return send_head == sends.size() && recv_head == recvs.size(); }
 };
 using ChannelKey = std::tuple<int, int, std::uint32_t, std::uint32_t>;  // src dst seq tag
+struct ChannelHash {
+  std::size_t operator()(const ChannelKey& k) const {
+    std::uint64_t h = static_cast<std::uint32_t>(std::get<0>(k));
+    h = h * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint32_t>(std::get<1>(k));
+    h = h * 0x9E3779B97F4A7C15ull ^ std::get<2>(k);
+    h = h * 0x9E3779B97F4A7C15ull ^ std::get<3>(k);
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+};
 
 // What a send or receive event turned into, by event index.
 struct Posted {
-  Channel* channel = nullptr;
-  std::size_t index = 0;  // position in the channel
+  int transfer = -1;     // the matched transfer (-1: a receive no send has come for yet)
+  bool waiting = false;  // its rank waits for it, and no send has come yet
   bool waited = false;
 };
 
@@ -151,6 +172,8 @@ class Simulator {
   void post_recv(int r, const TraceEvent& e);
   bool wait(int r, const TraceEvent& e);
 
+  int new_transfer();
+  void release(int id);
   void try_start(int id);
   void set_rate(int id);
   void refresh(int id);
@@ -166,8 +189,9 @@ class Simulator {
   const Model& model_;
   std::vector<RankState> ranks_;
   std::vector<Transfer> transfers_;
+  std::vector<int> free_transfers_;  // slots whose both waits are over
   std::vector<std::deque<int>> egress_, ingress_;  // per rank and class: transfer ids, FCFS
-  std::map<ChannelKey, Channel> channels_;         // std::map: pointers stay valid
+  std::unordered_map<ChannelKey, Channel, ChannelHash> channels_;
   std::priority_queue<Happening, std::vector<Happening>, std::greater<>> events_;
   double now_ = 0;
 };
@@ -259,20 +283,27 @@ bool Simulator::send(int r, const TraceEvent& e) {
     return false;
   }
   s.overhead_paid = false;
-  const int id = static_cast<int>(transfers_.size());
-  Transfer t;
+  const int id = new_transfer();
+  Transfer& t = transfers_[idx(id)];
   t.src = r;
   t.dst = e.peer;
-  t.cls = cls;
+  t.cls = static_cast<std::uint8_t>(cls);
   t.bytes = static_cast<double>(e.bytes);
-  transfers_.push_back(t);
-  Channel& c = channels_[{r, e.peer, e.seq, e.tag}];
-  s.posted[s.pc] = {&c, c.sends.size(), false};
-  c.sends.push_back(id);
-  if (c.blocked_rank >= 0 && c.blocked_index < c.sends.size()) {  // its receiver waits
-    transfers_[idx(id)].recv_waiter = c.blocked_rank;
-    c.blocked_rank = -1;
+  s.posted[s.pc].transfer = id;
+  const auto it = channels_.try_emplace({r, e.peer, e.seq, e.tag}).first;
+  Channel& c = it->second;
+  if (c.recv_head < c.recvs.size()) {  // the oldest unmatched receive takes it
+    const Channel::PendingRecv p = c.recvs[c.recv_head++];
+    Posted& q = ranks_[idx(p.rank)].posted[p.event];
+    q.transfer = id;
+    if (q.waiting) {  // its receiver waits
+      t.recv_waiter = p.rank;
+      q.waiting = false;
+    }
+  } else {
+    c.sends.push_back(id);
   }
+  if (c.drained()) channels_.erase(it);
   egress(r, cls).push_back(id);
   ingress(e.peer, cls).push_back(id);
   try_start(id);
@@ -282,8 +313,35 @@ bool Simulator::send(int r, const TraceEvent& e) {
 void Simulator::post_recv(int r, const TraceEvent& e) {
   check_peer(r, e);
   RankState& s = ranks_[idx(r)];
-  Channel& c = channels_[{e.peer, r, e.seq, e.tag}];
-  s.posted[s.pc] = {&c, c.recvs++, false};
+  const auto it = channels_.try_emplace({e.peer, r, e.seq, e.tag}).first;
+  Channel& c = it->second;
+  const std::uint32_t number = c.recvs_posted++;
+  if (c.send_head < c.sends.size())  // the oldest unmatched send is its message
+    s.posted[s.pc].transfer = c.sends[c.send_head++];
+  else
+    c.recvs.push_back({r, static_cast<std::uint32_t>(s.pc), number});
+  if (c.drained()) channels_.erase(it);
+}
+
+int Simulator::new_transfer() {
+  if (free_transfers_.empty()) {
+    transfers_.emplace_back();
+    return static_cast<int>(transfers_.size() - 1);
+  }
+  const int id = free_transfers_.back();
+  free_transfers_.pop_back();
+  Transfer& t = transfers_[idx(id)];
+  const unsigned version = t.version;
+  t = Transfer{};
+  t.version = version;
+  return id;
+}
+
+// Both ends have waited for the transfer: nothing refers to its slot any more (it left
+// both port queues before either wait could end; its stale end events carry older
+// versions).
+void Simulator::release(int id) {
+  if (--transfers_[idx(id)].refs == 0) free_transfers_.push_back(id);
 }
 
 bool Simulator::wait(int r, const TraceEvent& e) {
@@ -296,12 +354,11 @@ bool Simulator::wait(int r, const TraceEvent& e) {
   Posted& p = s.posted[e.request];
   if (p.waited) fail(r, "event " + std::to_string(e.request) + " is waited for twice");
   const bool is_send = events[e.request].op == TraceOp::send;
-  if (!is_send && p.index >= p.channel->sends.size()) {  // not sent yet: sleep until it is
-    p.channel->blocked_rank = r;
-    p.channel->blocked_index = p.index;
+  if (p.transfer < 0) {  // not sent yet: sleep until it is
+    p.waiting = true;
     return false;
   }
-  Transfer& t = transfers_[idx(p.channel->sends[p.index])];
+  Transfer& t = transfers_[idx(p.transfer)];
   if (t.left < 0) {  // still moving: sleep until it has left / arrived
     (is_send ? t.send_waiter : t.recv_waiter) = r;
     return false;
@@ -312,6 +369,7 @@ bool Simulator::wait(int r, const TraceEvent& e) {
     s.clock = std::max(s.clock, t.arrival) + params(t.cls).overhead;
   }
   p.waited = true;
+  release(p.transfer);
   return true;
 }
 
@@ -392,11 +450,12 @@ void Simulator::fail(int r, const std::string& what) const {
 
 std::string Simulator::describe_deadlock() const {
   for (const auto& [key, c] : channels_)
-    if (c.blocked_rank >= 0)
-      return "simulate: the traces cannot complete: rank " + std::to_string(std::get<1>(key)) +
-             " waits for message " + std::to_string(c.blocked_index) + " from rank " +
-             std::to_string(std::get<0>(key)) + " (tag " + std::to_string(std::get<3>(key)) +
-             "), which is never sent";
+    for (std::size_t i = c.recv_head; i < c.recvs.size(); ++i)
+      if (ranks_[idx(c.recvs[i].rank)].posted[c.recvs[i].event].waiting)
+        return "simulate: the traces cannot complete: rank " + std::to_string(std::get<1>(key)) +
+               " waits for message " + std::to_string(c.recvs[i].number) + " from rank " +
+               std::to_string(std::get<0>(key)) + " (tag " + std::to_string(std::get<3>(key)) +
+               "), which is never sent";
   return "simulate: the traces cannot complete";
 }
 

@@ -206,5 +206,26 @@ TEST(SimulatorV2, ASignalQueuesBehindATransfer) {
   EXPECT_NEAR(f[0] * 1e6, 1005.0, 1e-6);
 }
 
+// A rank's concurrent sends share its port (its NIC) per link class: rank 0 sends 1 MB to
+// ranks 1 and 2 on another node at once; they go one after the other on its inter_node
+// port (5 + 1000 + 1000 + 2 for the second), while a send to rank 3 on its own node
+// goes at the same time on the intra_node port (5 + 1000 + 2).
+TEST(SimulatorV2, ARanksConcurrentSendsShareItsPortPerClass) {
+  std::vector<RankTrace> t(4);
+  const std::uint32_t a = t[0].send(1, 1'000'000, 0), b = t[0].send(2, 1'000'000, 0),
+                      c = t[0].send(3, 1'000'000, 0);
+  t[0].wait(a);
+  t[0].wait(b);
+  t[0].wait(c);
+  for (int r = 1; r < 4; ++r) t[r].wait(t[r].recv(0, 1'000'000, 0));
+  Model m = duplex_model();
+  m.inter_node = m.intra_node;
+  const std::vector<double> f = simulate_ranks(t, {0, 1, 1, 0}, m);
+  EXPECT_NEAR(f[1] * 1e6, 1007.0, 1e-6);
+  EXPECT_NEAR(f[2] * 1e6, 2007.0, 1e-6);
+  EXPECT_NEAR(f[3] * 1e6, 1007.0, 1e-6);
+  EXPECT_NEAR(f[0] * 1e6, 2005.0, 1e-6);
+}
+
 }  // namespace
 }  // namespace collscope
