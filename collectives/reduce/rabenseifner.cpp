@@ -52,7 +52,6 @@ Steps reduce_rabenseifner(Plan& p) {
   const int shift = root + 1;
   auto real = [&](int rel) { return patterns::to_real(rel, shift, n); };
   const patterns::HdLayout l = patterns::hd_layout(n, patterns::to_virtual(p.rank(), shift, n));
-  const int steps = static_cast<int>(patterns::hd_reduce_scatter_steps(n, 0).size());
   const std::uint32_t fold_tag = p.tag(), halving_tag = p.tag(), gather_tag = p.tag();
   if (l.role == patterns::FoldRole::sender) {
     co_yield s.send(real(l.fold_peer), Plan::send(), bytes, fold_tag).step("fold", 0);
