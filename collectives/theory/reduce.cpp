@@ -34,4 +34,39 @@ void reduce_pipelined(int r, int n, const CollArgs& a, std::span<RankVolume> pp)
   binomial_up(r, n, a, pp, detail::segments_of(a, a.count));
 }
 
+// Rabenseifner's reduce, restated: ranks renumbered rel = (r - root - 1) mod N (the root
+// is rel N - 1, never folded out); the fold takes rel 2v to rel 2v+1 for v < N - p (the
+// whole vector, one way); virtual rank v then exchanges with v ^ d at every d < p the
+// aligned group of d of the p blocks holding v ^ d (out) and v (in), as in the
+// allreduce's halving. The gather is a binomial tree toward virtual rank p - 1 (all
+// ones): v != p - 1 sends at d = its lowest zero bit the aligned group of d blocks
+// holding v, to v + d, after receiving at every smaller d' (bits of v that are set)
+// the group of d' blocks holding v - d' from v - d'.
+void reduce_rabenseifner(int r, int n, const CollArgs& a, std::span<RankVolume> pp) {
+  if (n == 1) return;
+  detail::Tally t{pp};
+  const detail::Fold f(n);
+  const int shift = a.root + 1;
+  auto real = [&](int rel) { return detail::wrap(rel + shift, n); };
+  const int rel = detail::wrap(r - shift, n);
+  if (f.folded_out(rel)) {
+    t.send(real(rel + 1), a.bytes());
+    return;
+  }
+  if (f.absorbs(rel)) t.recv(real(rel - 1), a.bytes());
+  const int v = f.virtual_of(rel);
+  for (int d = 1; d < f.p; d *= 2) {
+    const int peer = real(f.real_of(v ^ d));
+    t.send(peer, detail::group_bytes_p_blocks(a, f, v ^ d, d));
+    t.recv(peer, detail::group_bytes_p_blocks(a, f, v, d));
+  }
+  for (int d = 1; d < f.p; d *= 2) {
+    if ((v & d) == 0) {  // the lowest zero bit: send and stop
+      t.send(real(f.real_of(v + d)), detail::group_bytes_p_blocks(a, f, v, d));
+      break;
+    }
+    t.recv(real(f.real_of(v - d)), detail::group_bytes_p_blocks(a, f, v - d, d));
+  }
+}
+
 }  // namespace collscope::theory
