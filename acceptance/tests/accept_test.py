@@ -196,8 +196,10 @@ def test_baseline():
         regressed = [l for l in v2["links"] if (l["bandwidth"]["baseline"] or {}).get("verdict") == "fail"]
         check(len(regressed) <= 1 and all(l["bandwidth"]["baseline"] is not None for l in v2["links"]),
               f"against itself: every pair compared, hardly any regression ({len(regressed)})")
-        for link in v["links"]:          # the baseline claims twice the bandwidth on every pair
-            link["bandwidth"]["alone_median"] *= 2
+        # The baseline claims four times the bandwidth on every pair: far beyond what load on
+        # a shared machine moves one pair between two runs (twice was crossed, 1 run in ~10).
+        for link in v["links"]:
+            link["bandwidth"]["alone_median"] *= 4
         with open(os.path.join(first, "verdict.json"), "w") as f:
             json.dump(v, f)
         code, stdout, err = accept(FAST + ["--out", third, "--baseline", first])
@@ -205,7 +207,7 @@ def test_baseline():
         host = v3["hosts"][0]["host"]
         check(code == 1 and [(b["kind"], b["where"]) for b in v3["blame"]] == [("host", host)]
               and "6 of its 6 pairs regressed" in v3["blame"][0]["reason"],
-              f"half the baseline's bandwidth: exit 1, the host's pairs blamed as regressed ({code}, {v3['blame']})")
+              f"a quarter of the baseline's bandwidth: exit 1, the host's pairs blamed as regressed ({code}, {v3['blame']})")
         check(all(l["bandwidth"]["baseline"]["verdict"] == "fail" for l in v3["links"]),
               "every pair's baseline verdict is fail")
 
