@@ -6,7 +6,7 @@
 // reduction reads 2 B and writes B, a copy reads B and writes B; the figure counts B)}.
 // The reduce kernel should reach >= 90% of memcpy_d2d's rate at the same size.
 //
-// Usage: collscope_device_rate [--min-bytes B] [--max-bytes B] [--factor F] [--reps N]
+// Usage: collscope_device_rate [--min-bytes SIZE] [--max-bytes SIZE] [--factor F] [--reps N]
 // (default 64 MiB to 1 GiB, factor 2, 20 timed calls per size after 3 untimed).
 // Exit 0; 2 on bad usage or without a usable GPU (one line: why).
 #include <algorithm>
@@ -29,11 +29,15 @@ struct Options {
   int reps = 20;
 };
 
+// A positive count, with an optional K, M or G (x1024) as the benchmarks take sizes.
 std::size_t number(const char* text, const char* flag) {
   char* end = nullptr;
-  const unsigned long long v = std::strtoull(text, &end, 10);
-  if (!text[0] || *end || v == 0) throw UsageError(std::string("bad ") + flag + " '" + text + "'");
-  return v;
+  unsigned long long v = std::strtoull(text, &end, 10);
+  const std::string suffix = end ? end : "";
+  const int shift = suffix == "K" ? 10 : suffix == "M" ? 20 : suffix == "G" ? 30 : suffix.empty() ? 0 : -1;
+  if (end == text || shift < 0 || v == 0 || v > (~0ULL >> shift))
+    throw UsageError(std::string("bad ") + flag + " '" + text + "' (expected e.g. 65536, 64K, 64M, 1G)");
+  return static_cast<std::size_t>(v << shift);
 }
 
 Options parse(int argc, char** argv) {
