@@ -10,7 +10,6 @@
 namespace collscope {
 namespace {
 
-constexpr int kRecvBase = 0, kSendBase = 1, kScratchBase = 2;
 
 void report_step(const char* phase, int index) {
   Progress& p = progress();
@@ -149,26 +148,14 @@ void DeviceExecutor::forget_buffers() {
 }
 
 void DeviceExecutor::bind(std::span<const std::size_t> scratch_sizes, CallBuffers buffers) {
-  base_[kRecvBase] = static_cast<std::byte*>(buffers.recv);
-  // Only an in-place call writes through the send region, and then it is the receive
-  // buffer's memory (schedules never write Region::send: StepBuilder refuses it).
-  base_[kSendBase] = const_cast<std::byte*>(static_cast<const std::byte*>(buffers.send));
+  buffers_.set_call(buffers);
   for (std::size_t s = 0; s < scratch_sizes.size(); ++s) {
     if (scratch_[s].size() < scratch_sizes[s]) {
       rt_.synchronize(stream_);  // the old scratch may still be read by queued work
       scratch_[s] = device::Buffer(rt_, scratch_sizes[s]);
     }
-    base_[kScratchBase + s] = scratch_[s].get();
+    buffers_.set_scratch(s, scratch_[s].get());
   }
-}
-
-std::byte* DeviceExecutor::address(BufRef ref) const {
-  switch (ref.region) {
-    case Region::recv: return base_[kRecvBase] + ref.offset;
-    case Region::send: return base_[kSendBase] + ref.offset;
-    case Region::scratch: return base_[kScratchBase + ref.slot] + ref.offset;
-  }
-  return nullptr;
 }
 
 void DeviceExecutor::local(const LocalOp& op, const CollArgs& a, int nranks) {

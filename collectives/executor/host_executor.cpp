@@ -7,7 +7,6 @@
 namespace collscope {
 namespace {
 
-constexpr int kRecvBase = 0, kSendBase = 1, kScratchBase = 2;
 
 void report_step(const char* phase, int index) {
   Progress& p = progress();
@@ -210,23 +209,11 @@ HostExecutor::Recording& HostExecutor::keep(const CallKey& key, const Plan& plan
 }
 
 void HostExecutor::bind(std::span<const std::size_t> scratch_sizes, CallBuffers buffers) {
-  base_[kRecvBase] = static_cast<std::byte*>(buffers.recv);
-  // Only an in-place call writes through the send region, and then it is the receive
-  // buffer's memory (schedules never write Region::send: StepBuilder refuses it).
-  base_[kSendBase] = const_cast<std::byte*>(static_cast<const std::byte*>(buffers.send));
+  buffers_.set_call(buffers);
   for (std::size_t s = 0; s < scratch_sizes.size(); ++s) {
     if (scratch_[s].size() < scratch_sizes[s]) scratch_[s].resize(scratch_sizes[s]);
-    base_[kScratchBase + s] = scratch_[s].data();
+    buffers_.set_scratch(s, scratch_[s].data());
   }
-}
-
-std::byte* HostExecutor::address(BufRef ref) const {
-  switch (ref.region) {
-    case Region::recv: return base_[kRecvBase] + ref.offset;
-    case Region::send: return base_[kSendBase] + ref.offset;
-    case Region::scratch: return base_[kScratchBase + ref.slot] + ref.offset;
-  }
-  return nullptr;
 }
 
 void HostExecutor::local(const LocalOp& op, const CollArgs& a, int nranks) {

@@ -11,7 +11,6 @@ extern char** environ;
 namespace collscope {
 namespace {
 
-constexpr int kRecvBase = 0, kSendBase = 1, kScratchBase = 2;
 constexpr int kMultiRankGpuVersion = 23000;  // NCCL 2.30.0
 
 // The watchdog's view of the executor: its asynchronous error, and abort.
@@ -189,24 +188,14 @@ std::string NcclExecutor::async_error() const {
 void NcclExecutor::abort() { lib_.CommAbort(comm_); }
 
 void NcclExecutor::bind(std::span<const std::size_t> scratch_sizes, CallBuffers buffers) {
-  base_[kRecvBase] = static_cast<std::byte*>(buffers.recv);
-  base_[kSendBase] = const_cast<std::byte*>(static_cast<const std::byte*>(buffers.send));
+  buffers_.set_call(buffers);
   for (std::size_t s = 0; s < scratch_sizes.size(); ++s) {
     if (scratch_[s].size() < scratch_sizes[s]) {
       rt_.synchronize(stream_);  // queued work may still use the old one
       scratch_[s] = device::Buffer(rt_, scratch_sizes[s]);
     }
-    base_[kScratchBase + s] = scratch_[s].get();
+    buffers_.set_scratch(s, scratch_[s].get());
   }
-}
-
-std::byte* NcclExecutor::address(BufRef ref) const {
-  switch (ref.region) {
-    case Region::recv: return base_[kRecvBase] + ref.offset;
-    case Region::send: return base_[kSendBase] + ref.offset;
-    case Region::scratch: return base_[kScratchBase + ref.slot] + ref.offset;
-  }
-  return nullptr;
 }
 
 NcclExecutor* as_nccl(Executor& e) { return dynamic_cast<NcclExecutor*>(&e); }

@@ -45,7 +45,7 @@ class NcclExecutor final : public Executor {
 
  private:
   void bind(std::span<const std::size_t> scratch_sizes, CallBuffers buffers);
-  std::byte* address(BufRef ref) const;
+  std::byte* address(BufRef ref) const { return buffers_.address(ref); }
   void post(const CommOp& op);
   void local(const LocalOp& op, const CollArgs& args);
 
@@ -55,7 +55,7 @@ class NcclExecutor final : public Executor {
   int rank_, size_;
   device::Stream stream_ = nullptr;
   device::Buffer empty_;  // where messages of no bytes point (never NULL)
-  std::array<std::byte*, 2 + Plan::kMaxScratch> base_{};
+  BufferTable buffers_;  // the call's buffers and the scratch slots
   std::vector<device::Buffer> scratch_;
   std::unique_ptr<AbortHook> guard_;  // the watchdog's hold on this communicator
 };

@@ -16,6 +16,7 @@
 // schedule's *planned* volume (planned_volume.hpp) and the closed-form theory.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -76,6 +77,32 @@ struct CallKey {
 struct CallBuffers {
   const void* send = nullptr;
   void* recv = nullptr;
+};
+
+// Where a call's buffer references point: its receive and send buffers and the executor's
+// scratch slots. Every executor resolves a schedule's BufRefs through one.
+class BufferTable {
+ public:
+  void set_call(CallBuffers b) {
+    recv_ = static_cast<std::byte*>(b.recv);
+    // Only an in-place call writes through the send region, and then it is the receive
+    // buffer's memory (schedules never write Region::send: StepBuilder refuses it).
+    send_ = const_cast<std::byte*>(static_cast<const std::byte*>(b.send));
+  }
+  void set_scratch(std::size_t slot, std::byte* p) { scratch_[slot] = p; }
+  std::byte* address(BufRef ref) const {
+    switch (ref.region) {
+      case Region::recv: return recv_ + ref.offset;
+      case Region::send: return send_ + ref.offset;
+      case Region::scratch: return scratch_[ref.slot] + ref.offset;
+    }
+    return nullptr;
+  }
+
+ private:
+  std::byte* recv_ = nullptr;
+  std::byte* send_ = nullptr;
+  std::array<std::byte*, Plan::kMaxScratch> scratch_{};
 };
 
 enum class Completion {

@@ -48,7 +48,7 @@ class HostExecutor final : public Executor {
   struct Recording;  // host_executor.cpp
 
   void bind(std::span<const std::size_t> scratch_sizes, CallBuffers buffers);
-  std::byte* address(BufRef ref) const;
+  std::byte* address(BufRef ref) const { return buffers_.address(ref); }
   void local(const LocalOp& op, const CollArgs& args, int nranks);
   Recording* kept(const CallKey& key);
   Recording& keep(const CallKey& key, const Plan& plan);
@@ -59,7 +59,7 @@ class HostExecutor final : public Executor {
   std::vector<std::unique_ptr<Recording>> recordings_;  // most recently used first
   std::vector<Request> replay_requests_;
   std::uint64_t replays_ = 0;
-  std::array<std::byte*, 2 + Plan::kMaxScratch> base_{};  // recv, send, scratch slots
+  BufferTable buffers_;  // the call's buffers and the scratch slots
   std::vector<std::vector<std::byte>> scratch_;
 };
 

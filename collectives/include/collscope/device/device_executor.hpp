@@ -78,7 +78,7 @@ class DeviceExecutor final : public Executor {
  private:
   friend struct DeviceSink;
   void bind(std::span<const std::size_t> scratch_sizes, CallBuffers buffers);
-  std::byte* address(BufRef ref) const;
+  std::byte* address(BufRef ref) const { return buffers_.address(ref); }
   void local(const LocalOp& op, const CollArgs& args, int nranks);
 
   device::Runtime& rt_;
@@ -89,7 +89,7 @@ class DeviceExecutor final : public Executor {
   bool stream_busy_ = false;  // work enqueued since the stream was last drained
   std::unique_ptr<device::Link> link_;
   SequencerState<int> state_;
-  std::array<std::byte*, 2 + Plan::kMaxScratch> base_{};  // recv, send, scratch slots
+  BufferTable buffers_;  // the call's buffers and the scratch slots
   std::vector<device::Buffer> scratch_;
 };
 
