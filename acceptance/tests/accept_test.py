@@ -191,11 +191,19 @@ def test_baseline():
         code, _, err = accept(FAST + ["--out", first])
         check(code in (0, 4), f"a first run (the baseline): exit 0 or 4 ({code}: {err.strip()[-200:]})")
         v = json.load(open(os.path.join(first, "verdict.json")))
-        code, _, err = accept(FAST + ["--out", second, "--baseline", first])
+        # Two 4-rank runs of 3 iterations on 2 shared cores differ by more than the default
+        # 20 % on some pair now and then (2 of 6 pairs in one CI run): judged against itself,
+        # the run gets a tolerance that such a machine holds (half the bandwidth).
+        spec = write(d, "loose.json", json.dumps({"baseline": {"bandwidth_tolerance": 0.5,
+                                                               "latency_tolerance": 3.0}}))
+        code, _, err = accept(FAST + ["--out", second, "--baseline", first, "--spec", spec])
         v2 = json.load(open(os.path.join(second, "verdict.json")))
         regressed = [l for l in v2["links"] if (l["bandwidth"]["baseline"] or {}).get("verdict") == "fail"]
         check(len(regressed) <= 1 and all(l["bandwidth"]["baseline"] is not None for l in v2["links"]),
               f"against itself: every pair compared, hardly any regression ({len(regressed)})")
+        check(all(abs(b["limit"] - 0.5 * b["baseline"]) <= 0.01 * b["baseline"]
+                  for b in (l["bandwidth"]["baseline"] for l in v2["links"])),
+              "the spec's baseline tolerance is the one applied (limit: half the baseline)")
         # The baseline claims four times the bandwidth on every pair: far beyond what load on
         # a shared machine moves one pair between two runs (twice was crossed, 1 run in ~10).
         for link in v["links"]:
