@@ -11,8 +11,12 @@
 //   next step's segments arrive (nearest child first), and sends its sum in step
 //   c + log2(lowbit v), after its last child's.
 //
+// The nearest child's segment is received straight into the partial sum and added in
+// place (acc = input + acc): no inbox to read back, which is what makes a 2-rank reduce
+// as fast as the vendor's linear one. Farther children's segments land in inboxes, and
+// so does every child's at an in-place root, whose receive buffer holds its input.
 // Scratch: the partial sums (not at the root, which sums into its receive buffer) and
-// two segment inboxes per child.
+// two segment inboxes per child but the nearest.
 #include <vector>
 
 #include "collscope/patterns/binomial.hpp"
@@ -46,7 +50,10 @@ Steps binomial_reduce_steps(Plan& p, std::size_t seg) {
   const std::uint32_t tag = p.tag();
   // Partial sums: the root's receive buffer, else scratch (leaves send their input).
   const BufRef acc = v == 0 ? Plan::recv() : children.empty() ? Plan::send() : p.scratch(p.count() * p.elem());
-  const BufRef inbox = children.empty() ? BufRef{} : p.scratch(2 * children.size() * seg_bytes);
+  // In place, the root's receive buffer holds its input: every child goes to an inbox.
+  const bool direct = !children.empty() && !(v == 0 && p.in_place());
+  const std::size_t inboxes = 2 * (children.size() - (direct ? 1 : 0));
+  const BufRef inbox = inboxes == 0 ? BufRef{} : p.scratch(inboxes * seg_bytes);
   const int parent = v == 0 ? -1 : patterns::to_real(patterns::binomial_parent(n, v), root, n);
   const int send_shift = v == 0 ? 0 : log2_of(v & -v);
   const int last = static_cast<int>(segments) + (children.empty() ? 0 : log2_of(children.front() - v)) + send_shift;
@@ -57,10 +64,12 @@ Steps binomial_reduce_steps(Plan& p, std::size_t seg) {
       const long c = t - shift;
       if (c < 0 || c >= segments) continue;
       const Block b = patterns::segment_of(p.count(), seg, static_cast<std::size_t>(c));
-      const BufRef in = inbox.plus(((children.size() - 1 - i) * 2 + static_cast<std::size_t>(c % 2)) * seg_bytes);
-      s.recv(patterns::to_real(children[i], root, n), in, p.bytes(b), tag);
+      const BufRef sum = acc.plus(b.offset * p.elem());
       const bool first = i + 1 == children.size();  // the nearest child starts the sum
-      s.reduce(acc.plus(b.offset * p.elem()), first ? p.send_at(b) : acc.plus(b.offset * p.elem()), in, p.bytes(b));
+      const std::size_t slot = children.size() - 1 - i - (direct ? 1 : 0);
+      const BufRef in = first && direct ? sum : inbox.plus((slot * 2 + static_cast<std::size_t>(c % 2)) * seg_bytes);
+      s.recv(patterns::to_real(children[i], root, n), in, p.bytes(b), tag);
+      s.reduce(sum, first ? p.send_at(b) : sum, in, p.bytes(b));
       reduces = true;
     }
     const long c = t - send_shift;
