@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <exception>
 #include <limits>
+#include <memory>
 #include <new>
 #include <optional>
 #include <string>
@@ -187,6 +188,23 @@ struct Row {
   double trace_s = 0, sim_s = 0, rss_mib = 0;
 };
 
+// Sets rank r's traced volume against the closed-form theory; the row keeps the first
+// rank that differs.
+void check_volume(Row& row, const Algorithm& algo, int r, int n, const CollArgs& a,
+                  const RankVolume& got) {
+  const RankVolume want = theory_total(algo.theory, r, n, a);
+  row.max_sent = std::max<std::uint64_t>(row.max_sent, got.sent_bytes);
+  row.theory_max_sent = std::max<std::uint64_t>(row.theory_max_sent, want.sent_bytes);
+  if (!row.volume_ok || got == want) return;
+  row.volume_ok = false;
+  row.mismatch = "rank " + std::to_string(r) + ": traces sent " + std::to_string(got.sent_bytes) +
+                 " B in " + std::to_string(got.sent_msgs) + " messages, received " +
+                 std::to_string(got.recv_bytes) + " B in " + std::to_string(got.recv_msgs) +
+                 "; theory " + std::to_string(want.sent_bytes) + " B in " +
+                 std::to_string(want.sent_msgs) + ", " + std::to_string(want.recv_bytes) +
+                 " B in " + std::to_string(want.recv_msgs);
+}
+
 Row predict_one(const Algorithm& algo, const Options& o, const Model& model, int n,
                 std::size_t size) {
   const CollectiveInfo& info = algo.info();
@@ -212,34 +230,27 @@ Row predict_one(const Algorithm& algo, const Options& o, const Model& model, int
   row.count = a.count;
   row.bytes = info.has_data ? info.reported_bytes(a, n) : 0;
 
+  // First pass: what each rank's trace moves (its footprint, and the volume against the
+  // theory). Second pass: the simulation, reading every rank's trace step by step, so no
+  // whole trace is ever held.
   double t0 = now_s();
-  const std::vector<RankTrace> traces = traces_of(algo, n, a, in_place);
-  row.trace_s = now_s() - t0;
+  std::vector<RankStream> ranks(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
-    RankVolume got;
-    for (const TraceEvent& e : traces[static_cast<std::size_t>(r)].events) {
-      if (e.op == TraceOp::send) got += RankVolume{e.bytes, 1, 0, 0};
-      if (e.op == TraceOp::recv) got += RankVolume{0, 0, e.bytes, 1};
-    }
-    row.events += traces[static_cast<std::size_t>(r)].events.size();
-    const RankVolume want = theory_total(algo.theory, r, n, a);
-    row.max_sent = std::max<std::uint64_t>(row.max_sent, got.sent_bytes);
-    row.theory_max_sent = std::max<std::uint64_t>(row.theory_max_sent, want.sent_bytes);
-    if (row.volume_ok && !(got == want)) {
-      row.volume_ok = false;
-      row.mismatch = "rank " + std::to_string(r) + ": traces sent " +
-                     std::to_string(got.sent_bytes) + " B in " + std::to_string(got.sent_msgs) +
-                     " messages, received " + std::to_string(got.recv_bytes) + " B in " +
-                     std::to_string(got.recv_msgs) + "; theory " +
-                     std::to_string(want.sent_bytes) + " B in " +
-                     std::to_string(want.sent_msgs) + ", " + std::to_string(want.recv_bytes) +
-                     " B in " + std::to_string(want.recv_msgs);
-    }
+    const TraceTotals t = schedule_totals(algo, r, n, a, in_place);
+    ranks[static_cast<std::size_t>(r)].footprint = t.footprint();
+    row.events += t.events;
+    check_volume(row, algo, r, n, a, RankVolume{t.sent_bytes, t.sent_msgs, t.recv_bytes, t.recv_msgs});
+  }
+  row.trace_s = now_s() - t0;
+  std::vector<std::unique_ptr<EventSource>> sources;
+  for (int r = 0; r < n; ++r) {
+    sources.push_back(schedule_source(algo, r, n, a, in_place));
+    ranks[static_cast<std::size_t>(r)].events = sources.back().get();
   }
   std::vector<int> nodes(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) nodes[static_cast<std::size_t>(r)] = r / o.ranks_per_node;
   t0 = now_s();
-  row.time_us = predict_us(traces, nodes, model);
+  row.time_us = predict_us(ranks, nodes, model);
   row.sim_s = now_s() - t0;
   row.rss_mib = peak_rss_mib();
   if (row.time_us > 0 && row.bytes > 0) {

@@ -27,7 +27,6 @@
 // The call's start_lat and sync_lat come from intra_node when every rank is on one
 // node, else from inter_node.
 #include <algorithm>
-#include <deque>
 #include <queue>
 #include <stdexcept>
 #include <string>
@@ -51,17 +50,24 @@ const LinkParams& call_params(const std::vector<int>& nodes, const Model& model)
 
 std::size_t idx(int r) { return static_cast<std::size_t>(r); }
 
-// The most a rank sends, receives, reduces or copies in the call, in bytes.
-double footprint_of(const RankTrace& trace) {
-  std::uint64_t sent = 0, received = 0, reduced = 0, copied = 0;
-  for (const TraceEvent& e : trace.events) {
-    if (e.op == TraceOp::send) sent += e.bytes;
-    if (e.op == TraceOp::recv) received += e.bytes;
-    if (e.op == TraceOp::reduce) reduced += e.bytes;
-    if (e.op == TraceOp::copy) copied += e.bytes;
+// A whole trace as a source, a slice at a time.
+class TraceSource final : public EventSource {
+ public:
+  explicit TraceSource(const RankTrace& trace) : events_(trace.events) {}
+  bool fill(std::vector<TraceEvent>& out) override {
+    if (at_ == events_.size()) return false;
+    const std::size_t end = std::min(events_.size(), at_ + kSlice);
+    out.insert(out.end(), events_.begin() + static_cast<long>(at_),
+               events_.begin() + static_cast<long>(end));
+    at_ = end;
+    return true;
   }
-  return static_cast<double>(std::max({sent, received, reduced, copied}));
-}
+
+ private:
+  static constexpr std::size_t kSlice = 1024;
+  const std::vector<TraceEvent>& events_;
+  std::size_t at_ = 0;
+};
 
 struct Transfer {
   int src = 0, dst = 0;
@@ -105,38 +111,82 @@ struct ChannelHash {
   }
 };
 
-// What a send or receive event turned into, by event index.
+// A first-in first-out queue in one vector: the front leaves by moving an index, and the
+// space before it is reclaimed now and then (amortised O(1)). A std::deque costs two
+// dependent loads per access and a separate allocation, and a run of thousands of ranks
+// is bound by memory latency.
+template <class T>
+class Fifo {
+ public:
+  bool empty() const { return head_ == items_.size(); }
+  std::size_t size() const { return items_.size() - head_; }
+  T& front() { return items_[head_]; }
+  const T& front() const { return items_[head_]; }
+  T& operator[](std::size_t i) { return items_[head_ + i]; }
+  void push_back(const T& v) { items_.push_back(v); }
+  void pop_front() {
+    if (++head_ == items_.size()) {
+      items_.clear();
+      head_ = 0;
+    } else if (head_ >= 32 && 2 * head_ >= items_.size()) {
+      items_.erase(items_.begin(), items_.begin() + static_cast<long>(head_));
+      head_ = 0;
+    }
+  }
+
+ private:
+  std::vector<T> items_;
+  std::size_t head_ = 0;
+};
+
+// What an event turned into (sends and receives; the others are settled at once).
 struct Posted {
   int transfer = -1;     // the matched transfer (-1: a receive no send has come for yet)
+  TraceOp op = TraceOp::wait;
   bool waiting = false;  // its rank waits for it, and no send has come yet
   bool waited = false;
+  bool settled() const { return waited || (op != TraceOp::send && op != TraceOp::recv); }
 };
 
 struct RankState {
-  std::size_t pc = 0;
+  EventSource* source = nullptr;
+  std::vector<TraceEvent> buffer;  // the events read ahead; buffer[at] is event pc
+  std::size_t at = 0;
+  bool ended = false;              // the source has no more
+  std::uint32_t pc = 0;            // the index of the next event in the rank's trace
   double footprint = 0;  // bytes: the most it sends, receives, reduces or copies
   double clock = 0;
   bool overhead_paid = false;  // the send at pc has been paid for, not yet posted
   bool computing = false;      // in a reduction or copy (until its clock)
-  std::vector<Posted> posted;  // one per event (only sends and receives filled)
+  // Events posted_base .. pc: every event from the oldest send or receive not yet
+  // waited for, so a rank keeps only what it still has in flight.
+  Fifo<Posted> posted;
+  std::uint32_t posted_base = 0;
+  Posted& posted_at(std::uint32_t event) { return posted[event - posted_base]; }
 };
 
 // Something that happens at a time: a transfer's last byte leaves (kind 0), or a rank
-// runs its next event (kind 1). Ordered by time, then kind, then id.
+// runs its next event (kind 1). Ordered by time, then kind, then id: (kind, id) packed
+// into one integer, since the queue's comparisons are a good part of a large run.
 struct Happening {
   double time;
-  int kind;
-  int id;
+  std::uint64_t order;  // kind << 32 | id
   unsigned version;
+  Happening(double t, int kind, int id, unsigned v)
+      : time(t), order(std::uint64_t{static_cast<std::uint32_t>(kind)} << 32 |
+                       static_cast<std::uint32_t>(id)),
+        version(v) {}
+  int kind() const { return static_cast<int>(order >> 32); }
+  int id() const { return static_cast<int>(order & 0xffffffffu); }
   bool operator>(const Happening& o) const {
-    return std::tie(time, kind, id) > std::tie(o.time, o.kind, o.id);
+    return time != o.time ? time > o.time : order > o.order;
   }
 };
 constexpr int kTransferEnds = 0, kRankRuns = 1;
 
 class Simulator {
  public:
-  Simulator(const std::vector<RankTrace>& traces, const std::vector<int>& nodes,
+  Simulator(const std::vector<RankStream>& ranks, const std::vector<int>& nodes,
             const Model& model);
   std::vector<double> run();
 
@@ -145,10 +195,10 @@ class Simulator {
   const LinkParams& params(int cls) const {
     return cls == kIntra ? model_.intra_node : model_.inter_node;
   }
-  std::deque<int>& egress(int r, int cls) { return egress_[idx(r) * kClasses + idx(cls)]; }
-  std::deque<int>& ingress(int r, int cls) { return ingress_[idx(r) * kClasses + idx(cls)]; }
+  Fifo<int>& egress(int r, int cls) { return egress_[idx(r) * kClasses + idx(cls)]; }
+  Fifo<int>& ingress(int r, int cls) { return ingress_[idx(r) * kClasses + idx(cls)]; }
   // The transfer moving through a port now, or -1.
-  int moving(const std::deque<int>& port) const {
+  int moving(const Fifo<int>& port) const {
     if (port.empty()) return -1;
     const Transfer& t = transfers_[idx(port.front())];
     return t.started && !t.paused ? port.front() : -1;
@@ -164,8 +214,12 @@ class Simulator {
     return params(t.cls).moved_by == MovedBy::receiver && ranks_[idx(t.dst)].computing;
   }
 
-  void wake(int r, double t) { events_.push({t, kRankRuns, r, 0}); }
+  void wake(int r, double t) { events_.emplace(t, kRankRuns, r, 0); }
+  const TraceEvent* current(int r);  // its event at pc; null when it has none left
   bool step(int r);  // false: the rank sleeps (or must run again later)
+  void advance(RankState& s);
+  void forget_settled(RankState& s);
+  bool runs_next(int r) const;
   void compute(int r, double seconds);
   void set_computing(int r, bool computing);
   bool send(int r, const TraceEvent& e);
@@ -182,32 +236,31 @@ class Simulator {
 
   void check_peer(int r, const TraceEvent& e) const;
   [[noreturn]] void fail(int r, const std::string& what) const;
-  std::string describe_deadlock() const;
+  std::string describe_deadlock();
 
-  const std::vector<RankTrace>& traces_;
   const std::vector<int>& nodes_;
   const Model& model_;
   std::vector<RankState> ranks_;
   std::vector<Transfer> transfers_;
   std::vector<int> free_transfers_;  // slots whose both waits are over
-  std::vector<std::deque<int>> egress_, ingress_;  // per rank and class: transfer ids, FCFS
+  std::vector<Fifo<int>> egress_, ingress_;  // per rank and class: transfer ids, FCFS
   std::unordered_map<ChannelKey, Channel, ChannelHash> channels_;
   std::priority_queue<Happening, std::vector<Happening>, std::greater<>> events_;
   double now_ = 0;
 };
 
-Simulator::Simulator(const std::vector<RankTrace>& traces, const std::vector<int>& nodes,
+Simulator::Simulator(const std::vector<RankStream>& ranks, const std::vector<int>& nodes,
                      const Model& model)
-    : traces_(traces), nodes_(nodes), model_(model), ranks_(traces.size()),
-      egress_(traces.size() * kClasses), ingress_(traces.size() * kClasses) {
-  if (nodes.size() != traces.size())
+    : nodes_(nodes), model_(model), ranks_(ranks.size()),
+      egress_(ranks.size() * kClasses), ingress_(ranks.size() * kClasses) {
+  if (nodes.size() != ranks.size())
     throw std::invalid_argument("simulate: node_of_rank has " + std::to_string(nodes.size()) +
-                                " entries for " + std::to_string(traces.size()) + " traces");
+                                " entries for " + std::to_string(ranks.size()) + " traces");
   const double start = call_params(nodes, model).start_lat;
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    ranks_[r].source = ranks[r].events;
     ranks_[r].clock = start;
-    ranks_[r].footprint = footprint_of(traces[r]);
-    ranks_[r].posted.resize(traces[r].events.size());
+    ranks_[r].footprint = ranks[r].footprint;
     wake(static_cast<int>(r), start);
   }
 }
@@ -217,27 +270,74 @@ std::vector<double> Simulator::run() {
     const Happening h = events_.top();
     events_.pop();
     now_ = h.time;
-    if (h.kind == kTransferEnds) {
-      transfer_ends(h.id, h.version);
+    const int id = h.id();
+    if (h.kind() == kTransferEnds) {
+      transfer_ends(id, h.version);
       continue;
     }
-    RankState& s = ranks_[idx(h.id)];
-    if (s.computing) set_computing(h.id, false);  // its reduction or copy is over
-    if (s.pc == traces_[idx(h.id)].events.size()) continue;  // done
-    // One event at a time, so no rank runs ahead of an earlier time elsewhere.
-    if (step(h.id)) wake(h.id, s.clock);
+    RankState& s = ranks_[idx(id)];
+    if (s.computing) set_computing(id, false);  // its reduction or copy is over
+    // One event at a time, so no rank runs ahead of an earlier time elsewhere. A rank
+    // whose next run would come out of the queue first anyway runs on at once.
+    while (current(id) != nullptr && step(id)) {
+      if (!runs_next(id)) {
+        wake(id, s.clock);
+        break;
+      }
+      now_ = s.clock;
+      if (s.computing) set_computing(id, false);
+    }
   }
   std::vector<double> finish;
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
-    if (ranks_[r].pc < traces_[r].events.size()) throw RuntimeError(describe_deadlock());
+    if (current(static_cast<int>(r)) != nullptr) throw RuntimeError(describe_deadlock());
     finish.push_back(ranks_[r].clock);
   }
   return finish;
 }
 
+// Whether rank r, due again at its clock, would be the next thing out of the queue: its
+// run orders before the earliest pending happening (ties: transfer ends first, then
+// the lower rank), as if it had been queued and taken out again.
+bool Simulator::runs_next(int r) const {
+  if (events_.empty()) return true;
+  const Happening& top = events_.top();
+  const double t = ranks_[idx(r)].clock;
+  return t < top.time || (t == top.time && top.kind() == kRankRuns && r < top.id());
+}
+
+const TraceEvent* Simulator::current(int r) {
+  RankState& s = ranks_[idx(r)];
+  if (s.at == s.buffer.size()) {
+    if (s.ended) return nullptr;
+    s.buffer.clear();
+    s.at = 0;
+    if (!s.source->fill(s.buffer) || s.buffer.empty()) {
+      s.ended = true;
+      return nullptr;
+    }
+  }
+  return &s.buffer[s.at];
+}
+
+void Simulator::advance(RankState& s) {
+  ++s.pc;
+  ++s.at;
+}
+
+// The settled events at the front of `posted` are forgotten. Called when the front has
+// just been waited for: only then can the front become settled, and it is in the cache.
+void Simulator::forget_settled(RankState& s) {
+  while (!s.posted.empty() && s.posted.front().settled()) {
+    s.posted.pop_front();
+    ++s.posted_base;
+  }
+}
+
 bool Simulator::step(int r) {
   RankState& s = ranks_[idx(r)];
-  const TraceEvent& e = traces_[idx(r)].events[s.pc];
+  const TraceEvent e = *current(r);
+  if (s.posted_base + s.posted.size() == s.pc) s.posted.push_back({-1, e.op});
   switch (e.op) {
     case TraceOp::send:
       if (!send(r, e)) return true;  // paid the overhead: post when the clock gets there
@@ -253,7 +353,7 @@ bool Simulator::step(int r) {
       compute(r, model_.copy_seconds(static_cast<double>(e.bytes), s.footprint));
       break;
   }
-  ++s.pc;
+  advance(s);
   return true;
 }
 
@@ -289,12 +389,12 @@ bool Simulator::send(int r, const TraceEvent& e) {
   t.dst = e.peer;
   t.cls = static_cast<std::uint8_t>(cls);
   t.bytes = static_cast<double>(e.bytes);
-  s.posted[s.pc].transfer = id;
+  s.posted_at(s.pc).transfer = id;
   const auto it = channels_.try_emplace({r, e.peer, e.seq, e.tag}).first;
   Channel& c = it->second;
   if (c.recv_head < c.recvs.size()) {  // the oldest unmatched receive takes it
     const Channel::PendingRecv p = c.recvs[c.recv_head++];
-    Posted& q = ranks_[idx(p.rank)].posted[p.event];
+    Posted& q = ranks_[idx(p.rank)].posted_at(p.event);
     q.transfer = id;
     if (q.waiting) {  // its receiver waits
       t.recv_waiter = p.rank;
@@ -317,9 +417,9 @@ void Simulator::post_recv(int r, const TraceEvent& e) {
   Channel& c = it->second;
   const std::uint32_t number = c.recvs_posted++;
   if (c.send_head < c.sends.size())  // the oldest unmatched send is its message
-    s.posted[s.pc].transfer = c.sends[c.send_head++];
+    s.posted_at(s.pc).transfer = c.sends[c.send_head++];
   else
-    c.recvs.push_back({r, static_cast<std::uint32_t>(s.pc), number});
+    c.recvs.push_back({r, s.pc, number});
   if (c.drained()) channels_.erase(it);
 }
 
@@ -346,14 +446,12 @@ void Simulator::release(int id) {
 
 bool Simulator::wait(int r, const TraceEvent& e) {
   RankState& s = ranks_[idx(r)];
-  const std::vector<TraceEvent>& events = traces_[idx(r)].events;
-  if (e.request >= s.pc || (events[e.request].op != TraceOp::send &&
-                            events[e.request].op != TraceOp::recv))
+  // Events before posted_base are settled: not messages, or waited for already.
+  if (e.request >= s.pc || e.request < s.posted_base || s.posted_at(e.request).settled())
     fail(r, "event " + std::to_string(s.pc) + " waits for event " + std::to_string(e.request) +
-                ", which is no earlier send or receive");
-  Posted& p = s.posted[e.request];
-  if (p.waited) fail(r, "event " + std::to_string(e.request) + " is waited for twice");
-  const bool is_send = events[e.request].op == TraceOp::send;
+                ", which is no earlier send or receive still pending");
+  Posted& p = s.posted_at(e.request);
+  const bool is_send = p.op == TraceOp::send;
   if (p.transfer < 0) {  // not sent yet: sleep until it is
     p.waiting = true;
     return false;
@@ -370,6 +468,7 @@ bool Simulator::wait(int r, const TraceEvent& e) {
   }
   p.waited = true;
   release(p.transfer);
+  if (e.request == s.posted_base) forget_settled(s);
   return true;
 }
 
@@ -390,7 +489,7 @@ void Simulator::try_start(int id) {
 void Simulator::set_rate(int id) {
   Transfer& t = transfers_[idx(id)];
   ++t.version;
-  events_.push({now_ + (1 - t.done) * port_seconds(t), kTransferEnds, id, t.version});
+  events_.emplace(now_ + (1 - t.done) * port_seconds(t), kTransferEnds, id, t.version);
 }
 
 // Re-rates a started transfer whose opposite direction may have started or stopped, or
@@ -448,10 +547,10 @@ void Simulator::fail(int r, const std::string& what) const {
   throw RuntimeError("simulate: rank " + std::to_string(r) + ": " + what);
 }
 
-std::string Simulator::describe_deadlock() const {
+std::string Simulator::describe_deadlock() {
   for (const auto& [key, c] : channels_)
     for (std::size_t i = c.recv_head; i < c.recvs.size(); ++i)
-      if (ranks_[idx(c.recvs[i].rank)].posted[c.recvs[i].event].waiting)
+      if (ranks_[idx(c.recvs[i].rank)].posted_at(c.recvs[i].event).waiting)
         return "simulate: the traces cannot complete: rank " + std::to_string(std::get<1>(key)) +
                " waits for message " + std::to_string(c.recvs[i].number) + " from rank " +
                std::to_string(std::get<0>(key)) + " (tag " + std::to_string(std::get<3>(key)) +
@@ -461,23 +560,45 @@ std::string Simulator::describe_deadlock() const {
 
 }  // namespace
 
-std::vector<double> simulate_ranks(const std::vector<RankTrace>& traces,
+std::vector<double> simulate_ranks(const std::vector<RankStream>& ranks,
                                    const std::vector<int>& node_of_rank, const Model& model) {
-  return Simulator(traces, node_of_rank, model).run();
+  return Simulator(ranks, node_of_rank, model).run();
 }
 
-double simulate(const std::vector<RankTrace>& traces, const std::vector<int>& node_of_rank,
-                const Model& model) {
-  const std::vector<double> finish = simulate_ranks(traces, node_of_rank, model);
+std::vector<double> simulate_ranks(const std::vector<RankTrace>& traces,
+                                   const std::vector<int>& node_of_rank, const Model& model) {
+  std::vector<TraceSource> sources(traces.begin(), traces.end());
+  std::vector<RankStream> ranks;
+  for (std::size_t r = 0; r < traces.size(); ++r)
+    ranks.push_back({&sources[r], totals_of(traces[r]).footprint()});
+  return simulate_ranks(ranks, node_of_rank, model);
+}
+
+namespace {
+
+double last_clock(const std::vector<double>& finish, const std::vector<int>& node_of_rank,
+                  const Model& model) {
   const LinkParams& call = call_params(node_of_rank, model);
   double last = call.start_lat;
   for (double t : finish) last = std::max(last, t);
   return last + call.sync_lat;
 }
 
+}  // namespace
+
+double simulate(const std::vector<RankTrace>& traces, const std::vector<int>& node_of_rank,
+                const Model& model) {
+  return last_clock(simulate_ranks(traces, node_of_rank, model), node_of_rank, model);
+}
+
 double predict_us(const std::vector<RankTrace>& traces, const std::vector<int>& node_of_rank,
                   const Model& model) {
   return simulate(traces, node_of_rank, model) * 1e6;
+}
+
+double predict_us(const std::vector<RankStream>& ranks, const std::vector<int>& node_of_rank,
+                  const Model& model) {
+  return last_clock(simulate_ranks(ranks, node_of_rank, model), node_of_rank, model) * 1e6;
 }
 
 }  // namespace collscope

@@ -2,6 +2,7 @@
 // gathering them (little-endian fields, so it does not depend on struct layout):
 //   "CSTR" | version u32 | event count u64 | events: op u8, peer i32, seq u32, tag u32,
 //   request u32, bytes u64
+#include <algorithm>
 #include <array>
 #include <limits>
 
@@ -73,6 +74,27 @@ void RankTrace::reduce(std::uint64_t bytes) {
 
 void RankTrace::copy(std::uint64_t bytes) {
   events.push_back({TraceOp::copy, -1, 0, 0, 0, bytes});
+}
+
+void TraceTotals::add(const TraceEvent& e) {
+  ++events;
+  switch (e.op) {
+    case TraceOp::send: sent_bytes += e.bytes; ++sent_msgs; break;
+    case TraceOp::recv: recv_bytes += e.bytes; ++recv_msgs; break;
+    case TraceOp::reduce: reduced_bytes += e.bytes; break;
+    case TraceOp::copy: copied_bytes += e.bytes; break;
+    case TraceOp::wait: break;
+  }
+}
+
+double TraceTotals::footprint() const {
+  return static_cast<double>(std::max({sent_bytes, recv_bytes, reduced_bytes, copied_bytes}));
+}
+
+TraceTotals totals_of(const RankTrace& trace) {
+  TraceTotals t;
+  for (const TraceEvent& e : trace.events) t.add(e);
+  return t;
 }
 
 std::vector<std::uint8_t> serialize_trace(const RankTrace& trace) {

@@ -1,6 +1,6 @@
 // The time model: a cost model per link class, read from a model file, and a
-// discrete-event simulator that replays the schedule an algorithm really executed (the
-// per-rank traces a RecordingTransport records) and predicts the call's time.
+// discrete-event simulator that replays each rank's trace of a call (the operations its
+// schedule issues, in the executor's order: schedule_trace.hpp) and predicts its time.
 // Per link class: wire latency (link_delay), a per-message software overhead charged to
 // the rank that posts or completes the message, the port time of a message as a function
 // of its size, alone in its direction and with the opposite direction busy, and the
@@ -105,6 +105,36 @@ struct RankTrace {
   void copy(std::uint64_t bytes);
 };
 
+// What a trace moves: bytes and messages sent and received, bytes reduced and copied.
+struct TraceTotals {
+  std::uint64_t sent_bytes = 0, sent_msgs = 0, recv_bytes = 0, recv_msgs = 0;
+  std::uint64_t reduced_bytes = 0, copied_bytes = 0;
+  std::uint64_t events = 0;
+  void add(const TraceEvent& e);
+  // The most the rank sends, receives, reduces or copies in the call (the simulator's
+  // footprint: a call's pieces stream from the memory level the whole call lives in).
+  double footprint() const;
+};
+TraceTotals totals_of(const RankTrace& trace);
+
+// A rank's events, handed to the simulator in order, a batch at a time, so that a call
+// of thousands of ranks never holds whole traces. Events are numbered from 0 in the
+// order they are handed out; a wait names the send or receive it completes by that
+// number, as in RankTrace.
+class EventSource {
+ public:
+  virtual ~EventSource() = default;
+  // Appends the next events (at least one) to `out`, or returns false at the end.
+  virtual bool fill(std::vector<TraceEvent>& out) = 0;
+};
+
+// One rank for the simulator: its events, and the footprint of its whole trace
+// (TraceTotals::footprint), which the rates of its first events already depend on.
+struct RankStream {
+  EventSource* events = nullptr;  // not owned
+  double footprint = 0;
+};
+
 // A portable byte form (little-endian fields), for gathering traces over MPI.
 std::vector<std::uint8_t> serialize_trace(const RankTrace& trace);
 RankTrace parse_trace(std::span<const std::uint8_t> bytes);
@@ -119,10 +149,15 @@ std::vector<RankTrace> parse_traces(std::span<const std::uint8_t> gathered,
 // receive no send matches, a wait on something that is not a pending request).
 std::vector<double> simulate_ranks(const std::vector<RankTrace>& traces,
                                    const std::vector<int>& node_of_rank, const Model& model);
+// The same, reading each rank's events as it needs them.
+std::vector<double> simulate_ranks(const std::vector<RankStream>& ranks,
+                                   const std::vector<int>& node_of_rank, const Model& model);
 // The predicted time of the call in seconds: the last rank's clock plus sync_lat.
 double simulate(const std::vector<RankTrace>& traces, const std::vector<int>& node_of_rank,
                 const Model& model);
 double predict_us(const std::vector<RankTrace>& traces, const std::vector<int>& node_of_rank,
+                  const Model& model);
+double predict_us(const std::vector<RankStream>& ranks, const std::vector<int>& node_of_rank,
                   const Model& model);
 
 }  // namespace collscope

@@ -4,6 +4,7 @@
 // predicted on one machine.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "collscope/algorithm.hpp"
@@ -17,5 +18,14 @@ RankTrace trace_of(Plan& plan, Steps& steps);
 // Every rank's trace of one call of a hand-written algorithm.
 std::vector<RankTrace> traces_of(const Algorithm& algo, int nranks, const CollArgs& args,
                                  bool in_place);
+
+// Rank `rank`'s trace, produced step by step as the simulator reads it: a call of
+// thousands of ranks holds no whole trace (RankStream::events).
+std::unique_ptr<EventSource> schedule_source(const Algorithm& algo, int rank, int nranks,
+                                             const CollArgs& args, bool in_place);
+// What rank `rank`'s trace moves, from a pass that keeps none of it (the footprint a
+// RankStream needs, and the volume to set against the theory).
+TraceTotals schedule_totals(const Algorithm& algo, int rank, int nranks, const CollArgs& args,
+                            bool in_place);
 
 }  // namespace collscope

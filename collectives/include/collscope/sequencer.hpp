@@ -29,6 +29,7 @@
 // branches per operation, not a layer of bookkeeping.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -46,7 +47,39 @@ struct SequencerState {
     Handle handle;
     Range range;  // the bytes the send reads
   };
-  std::vector<InFlight> in_flight;  // sends, oldest first
+  // The sends in flight, oldest first. The oldest leaves by moving a start index, not by
+  // shifting the rest (it leaves once per step when the window is full).
+  class InFlightSends {
+   public:
+    bool empty() const { return first_ == items_.size(); }
+    std::size_t size() const { return items_.size() - first_; }
+    InFlight& operator[](std::size_t i) { return items_[first_ + i]; }
+    void push_back(const InFlight& f) { items_.push_back(f); }
+    void erase(std::size_t i) {
+      if (i > 0) {
+        items_.erase(items_.begin() + static_cast<long>(first_ + i));
+      } else if (++first_ == items_.size()) {
+        clear();
+      } else if (first_ >= 64 && 2 * first_ >= items_.size()) {  // amortised O(1)
+        items_.erase(items_.begin(), items_.begin() + static_cast<long>(first_));
+        first_ = 0;
+      }
+    }
+    void clear() {
+      items_.clear();
+      first_ = 0;
+    }
+
+   private:
+    std::vector<InFlight> items_;
+    std::size_t first_ = 0;
+  };
+  InFlightSends in_flight;
+  // A range of one buffer that covers every in-flight send's (maybe more: it is made
+  // exact only by a scan), so a write that misses it needs no scan; `cover_mixed`: the
+  // sends read from several buffers, and every write scans.
+  Range cover;
+  bool cover_mixed = false;
   std::vector<Handle> recvs;        // the current step's
   std::vector<Range> recv_ranges;
   std::vector<LocalOp> deferred;    // the last step's local ops, when it let them overlap
@@ -57,16 +90,42 @@ namespace detail {
 template <class Sink, class Handle>
 void wait_in_flight(Sink& sink, SequencerState<Handle>& st, std::size_t i) {
   sink.wait(st.in_flight[i].handle);
-  st.in_flight.erase(st.in_flight.begin() + static_cast<long>(i));
+  st.in_flight.erase(i);
+}
+
+template <class Handle>
+void widen_cover(SequencerState<Handle>& st, const Range& r, bool first) {
+  if (first) {
+    st.cover = r;
+    st.cover_mixed = false;
+  } else if (r.space != st.cover.space) {
+    st.cover_mixed = true;
+  } else {
+    st.cover.begin = std::min(st.cover.begin, r.begin);
+    st.cover.end = std::max(st.cover.end, r.end);
+  }
 }
 
 template <class Sink, class Handle>
+void post_in_flight(Sink& sink, SequencerState<Handle>& st, const CommOp& op, const Range& r) {
+  widen_cover(st, r, st.in_flight.empty());
+  st.in_flight.push_back({sink.post_send(op), r});
+}
+
+// Waits for the sends that read bytes of `r`, oldest first; the scan makes the cover
+// exact again.
+template <class Sink, class Handle>
 void wait_sends_overlapping(Sink& sink, SequencerState<Handle>& st, const Range& r) {
+  if (!st.cover_mixed && !st.cover.overlaps(r)) return;
+  bool first = true;
   for (std::size_t i = 0; i < st.in_flight.size();) {
-    if (st.in_flight[i].range.overlaps(r))
+    if (st.in_flight[i].range.overlaps(r)) {
       wait_in_flight(sink, st, i);  // erases entry i
-    else
+    } else {
+      widen_cover(st, st.in_flight[i].range, first);
+      first = false;
       ++i;
+    }
   }
 }
 
@@ -102,7 +161,7 @@ void sequence_step(Sink& sink, SequencerState<Handle>& st, const Plan& plan, con
   st.deferred.clear();
   for (const CommOp& op : s.comm) {  // 3
     if (op.receives()) continue;
-    st.in_flight.push_back({sink.post_send(op), plan.locate(op.buf, op.bytes)});
+    post_in_flight(sink, st, op, plan.locate(op.buf, op.bytes));
     if (st.in_flight.size() > window) wait_in_flight(sink, st, 0);
   }
   std::size_t early = 0;  // 4
@@ -118,24 +177,42 @@ void sequence_step(Sink& sink, SequencerState<Handle>& st, const Plan& plan, con
 
 }  // namespace detail
 
-// Issues every step of `steps` to `sink` in the order above; the plan is frozen once the
-// first step exists. `state` is cleared first.
-template <class Sink>
-void sequence(Plan& plan, Steps& steps, Sink& sink,
-              SequencerState<typename Sink::Handle>& state, std::size_t window = kSendWindow) {
+// The same, one step at a time, for a consumer that pulls a rank's operations as it needs
+// them (the time model streams every rank's trace instead of holding them all):
+// sequence_begin, then sequence_next until it returns false. sequence_next issues the
+// next non-empty step, or, once the steps are over, what is left (deferred local ops,
+// sends in flight) and returns false.
+template <class Handle>
+void sequence_begin(SequencerState<Handle>& state) {
   state.in_flight.clear();
   state.deferred.clear();
-  bool first = true;
+}
+
+template <class Sink>
+bool sequence_next(Plan& plan, Steps& steps, Sink& sink,
+                   SequencerState<typename Sink::Handle>& state, std::size_t window = kSendWindow) {
   while (steps.next()) {
-    if (first) plan.freeze();
-    first = false;
+    plan.freeze();  // once the first step exists
     const Step& s = steps.value();
-    if (!s.empty()) detail::sequence_step(sink, state, plan, s, window == 0 ? 1 : window);
+    if (s.empty()) continue;
+    detail::sequence_step(sink, state, plan, s, window == 0 ? 1 : window);
+    return true;
   }
   plan.freeze();
   for (const LocalOp& op : state.deferred) detail::run_local(sink, state, plan, op);
   state.deferred.clear();
   while (!state.in_flight.empty()) detail::wait_in_flight(sink, state, 0);
+  return false;
+}
+
+// Issues every step of `steps` to `sink` in the order above; the plan is frozen once the
+// first step exists. `state` is cleared first.
+template <class Sink>
+void sequence(Plan& plan, Steps& steps, Sink& sink,
+              SequencerState<typename Sink::Handle>& state, std::size_t window = kSendWindow) {
+  sequence_begin(state);
+  while (sequence_next(plan, steps, sink, state, window)) {
+  }
 }
 
 }  // namespace collscope
