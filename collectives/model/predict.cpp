@@ -74,7 +74,7 @@ std::size_t parse_size(const std::string& flag, const std::string& text) {
   else if (suffix == "G" || suffix == "g") shift = 30;
   else if (!suffix.empty())
     usage(flag + " needs a size like 1024, 64K, 1M or 1G, got '" + text + "'");
-  if (v > (std::numeric_limits<std::uint64_t>::max() >> 40))
+  if (v > (std::numeric_limits<std::uint64_t>::max() >> shift))
     usage(flag + " is too large: '" + text + "'");
   return static_cast<std::size_t>(v) << shift;
 }

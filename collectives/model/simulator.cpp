@@ -30,11 +30,10 @@
 #include <queue>
 #include <stdexcept>
 #include <string>
-#include <tuple>
-#include <unordered_map>
 
 #include "collscope/errors.hpp"
 #include "collscope/model.hpp"
+#include "channel_table.hpp"
 
 namespace collscope {
 namespace {
@@ -84,32 +83,6 @@ struct Transfer {
   int send_waiter = -1, recv_waiter = -1;  // ranks asleep until it left / arrived
 };
 
-// The unmatched messages from src to dst with one (seq, tag): sends no receive has taken
-// yet, or receives no send has come for yet (never both), in posting order. A channel
-// is dropped once it holds neither, so the simulator keeps only what is in flight.
-struct Channel {
-  std::vector<int> sends;  // transfer ids
-  std::size_t send_head = 0;
-  struct PendingRecv {
-    int rank;
-    std::uint32_t event;   // its index in the rank's trace
-    std::uint32_t number;  // its position among the channel's receives
-  };
-  std::vector<PendingRecv> recvs;
-  std::size_t recv_head = 0;
-  std::uint32_t recvs_posted = 0;
-  bool drained() const { return send_head == sends.size() && recv_head == recvs.size(); }
-};
-using ChannelKey = std::tuple<int, int, std::uint32_t, std::uint32_t>;  // src dst seq tag
-struct ChannelHash {
-  std::size_t operator()(const ChannelKey& k) const {
-    std::uint64_t h = static_cast<std::uint32_t>(std::get<0>(k));
-    h = h * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint32_t>(std::get<1>(k));
-    h = h * 0x9E3779B97F4A7C15ull ^ std::get<2>(k);
-    h = h * 0x9E3779B97F4A7C15ull ^ std::get<3>(k);
-    return static_cast<std::size_t>(h ^ (h >> 29));
-  }
-};
 
 // A first-in first-out queue in one vector: the front leaves by moving an index, and the
 // space before it is reclaimed now and then (amortised O(1)). A std::deque costs two
@@ -244,7 +217,7 @@ class Simulator {
   std::vector<Transfer> transfers_;
   std::vector<int> free_transfers_;  // slots whose both waits are over
   std::vector<Fifo<int>> egress_, ingress_;  // per rank and class: transfer ids, FCFS
-  std::unordered_map<ChannelKey, Channel, ChannelHash> channels_;
+  detail::ChannelTable channels_;
   std::priority_queue<Happening, std::vector<Happening>, std::greater<>> events_;
   double now_ = 0;
 };
@@ -390,20 +363,14 @@ bool Simulator::send(int r, const TraceEvent& e) {
   t.cls = static_cast<std::uint8_t>(cls);
   t.bytes = static_cast<double>(e.bytes);
   s.posted_at(s.pc).transfer = id;
-  const auto it = channels_.try_emplace({r, e.peer, e.seq, e.tag}).first;
-  Channel& c = it->second;
-  if (c.recv_head < c.recvs.size()) {  // the oldest unmatched receive takes it
-    const Channel::PendingRecv p = c.recvs[c.recv_head++];
-    Posted& q = ranks_[idx(p.rank)].posted_at(p.event);
+  if (const auto p = channels_.send({r, e.peer, e.seq, e.tag}, id)) {  // a receive takes it
+    Posted& q = ranks_[idx(p->rank)].posted_at(p->event);
     q.transfer = id;
     if (q.waiting) {  // its receiver waits
-      t.recv_waiter = p.rank;
+      t.recv_waiter = p->rank;
       q.waiting = false;
     }
-  } else {
-    c.sends.push_back(id);
   }
-  if (c.drained()) channels_.erase(it);
   egress(r, cls).push_back(id);
   ingress(e.peer, cls).push_back(id);
   try_start(id);
@@ -413,14 +380,8 @@ bool Simulator::send(int r, const TraceEvent& e) {
 void Simulator::post_recv(int r, const TraceEvent& e) {
   check_peer(r, e);
   RankState& s = ranks_[idx(r)];
-  const auto it = channels_.try_emplace({e.peer, r, e.seq, e.tag}).first;
-  Channel& c = it->second;
-  const std::uint32_t number = c.recvs_posted++;
-  if (c.send_head < c.sends.size())  // the oldest unmatched send is its message
-    s.posted_at(s.pc).transfer = c.sends[c.send_head++];
-  else
-    c.recvs.push_back({r, s.pc, number});
-  if (c.drained()) channels_.erase(it);
+  if (const auto transfer = channels_.recv({e.peer, r, e.seq, e.tag}, r, s.pc))
+    s.posted_at(s.pc).transfer = *transfer;  // the oldest unmatched send is its message
 }
 
 int Simulator::new_transfer() {
@@ -548,14 +509,15 @@ void Simulator::fail(int r, const std::string& what) const {
 }
 
 std::string Simulator::describe_deadlock() {
-  for (const auto& [key, c] : channels_)
-    for (std::size_t i = c.recv_head; i < c.recvs.size(); ++i)
-      if (ranks_[idx(c.recvs[i].rank)].posted_at(c.recvs[i].event).waiting)
-        return "simulate: the traces cannot complete: rank " + std::to_string(std::get<1>(key)) +
-               " waits for message " + std::to_string(c.recvs[i].number) + " from rank " +
-               std::to_string(std::get<0>(key)) + " (tag " + std::to_string(std::get<3>(key)) +
-               "), which is never sent";
-  return "simulate: the traces cannot complete";
+  std::string found;
+  channels_.for_each_recv([&](const detail::ChannelKey& key, const detail::PendingRecv& p) {
+    if (found.empty() && ranks_[idx(p.rank)].posted_at(p.event).waiting)
+      found = "simulate: the traces cannot complete: rank " + std::to_string(key.dst) +
+              " waits for message " + std::to_string(p.number) + " from rank " +
+              std::to_string(key.src) + " (tag " + std::to_string(key.tag) +
+              "), which is never sent";
+  });
+  return found.empty() ? "simulate: the traces cannot complete" : found;
 }
 
 }  // namespace

@@ -68,6 +68,12 @@ def main():
     if p.returncode != 0 or " ok " not in p.stdout or "busbw" not in p.stdout:
         failures.append(f"wrapper table: exit {p.returncode}: {p.stdout}{p.stderr}")
 
+    # A size in plain bytes is the same size as with a suffix (64M = 67108864).
+    same = [run([binary, "allreduce_ring", "--model", model, "-N", "4", "-b", b, "--format",
+                 "jsonl"]) for b in ("64M", "67108864")]
+    if any(p.returncode != 0 for p in same) or same[0].stdout != same[1].stdout:
+        failures.append(f"-b 64M and -b 67108864 differ: {[p.stdout + p.stderr for p in same]}")
+
     # Bad input of every kind: one line, exit 2.
     bad_model = os.path.join(args.bin, "predict_test_bad_model.json")
     with open(bad_model, "w") as f:
@@ -86,6 +92,7 @@ def main():
         "model file bad": ["allreduce_ring", "--model", bad_model, "-N", "4"],
         "size bad": ["allreduce_ring"] + ok + ["-b", "1X"],
         "size negative": ["allreduce_ring"] + ok + ["-b", "-5"],
+        "size overflows": ["allreduce_ring"] + ok + ["-b", "18014398509481984K"],
         "sizes reversed": ["allreduce_ring"] + ok + ["-b", "1M", "-e", "1K"],
         "factor bad": ["allreduce_ring"] + ok + ["-f", "1"],
         "dtype bad": ["allreduce_ring"] + ok + ["-d", "float128"],
