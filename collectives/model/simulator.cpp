@@ -95,7 +95,9 @@ class Fifo {
   std::size_t size() const { return items_.size() - head_; }
   T& front() { return items_[head_]; }
   const T& front() const { return items_[head_]; }
-  T& operator[](std::size_t i) { return items_[head_ + i]; }
+  T& back() { return items_.back(); }
+  T* begin() { return items_.data() + head_; }
+  T* end() { return items_.data() + items_.size(); }
   void push_back(const T& v) { items_.push_back(v); }
   void pop_front() {
     if (++head_ == items_.size()) {
@@ -112,13 +114,13 @@ class Fifo {
   std::size_t head_ = 0;
 };
 
-// What an event turned into (sends and receives; the others are settled at once).
+// What a send or receive event turned into.
 struct Posted {
-  int transfer = -1;     // the matched transfer (-1: a receive no send has come for yet)
-  TraceOp op = TraceOp::wait;
+  std::uint32_t event = 0;  // its index in the rank's trace
+  int transfer = -1;        // the matched transfer (-1: a receive no send has come for yet)
+  TraceOp op = TraceOp::send;
   bool waiting = false;  // its rank waits for it, and no send has come yet
   bool waited = false;
-  bool settled() const { return waited || (op != TraceOp::send && op != TraceOp::recv); }
 };
 
 struct RankState {
@@ -131,11 +133,14 @@ struct RankState {
   double clock = 0;
   bool overhead_paid = false;  // the send at pc has been paid for, not yet posted
   bool computing = false;      // in a reduction or copy (until its clock)
-  // Events posted_base .. pc: every event from the oldest send or receive not yet
-  // waited for, so a rank keeps only what it still has in flight.
+  // Its sends and receives from the oldest one not yet waited for, in trace order, so a
+  // rank keeps only what it still has in flight (and nothing for its other events).
   Fifo<Posted> posted;
-  std::uint32_t posted_base = 0;
-  Posted& posted_at(std::uint32_t event) { return posted[event - posted_base]; }
+  Posted* find_posted(std::uint32_t event) {
+    Posted* p = std::lower_bound(posted.begin(), posted.end(), event,
+                                 [](const Posted& q, std::uint32_t ev) { return q.event < ev; });
+    return p != posted.end() && p->event == event ? p : nullptr;
+  }
 };
 
 // Something that happens at a time: a transfer's last byte leaves (kind 0), or a rank
@@ -298,19 +303,18 @@ void Simulator::advance(RankState& s) {
   ++s.at;
 }
 
-// The settled events at the front of `posted` are forgotten. Called when the front has
-// just been waited for: only then can the front become settled, and it is in the cache.
+// The waited-for messages at the front of `posted` are forgotten. Called when the front
+// has just been waited for: only then can it change, and it is in the cache.
 void Simulator::forget_settled(RankState& s) {
-  while (!s.posted.empty() && s.posted.front().settled()) {
-    s.posted.pop_front();
-    ++s.posted_base;
-  }
+  while (!s.posted.empty() && s.posted.front().waited) s.posted.pop_front();
 }
 
 bool Simulator::step(int r) {
   RankState& s = ranks_[idx(r)];
   const TraceEvent e = *current(r);
-  if (s.posted_base + s.posted.size() == s.pc) s.posted.push_back({-1, e.op});
+  const bool message = e.op == TraceOp::send || e.op == TraceOp::recv;
+  if (message && (s.posted.empty() || s.posted.back().event != s.pc))  // not re-entered
+    s.posted.push_back({s.pc, -1, e.op});
   switch (e.op) {
     case TraceOp::send:
       if (!send(r, e)) return true;  // paid the overhead: post when the clock gets there
@@ -362,9 +366,9 @@ bool Simulator::send(int r, const TraceEvent& e) {
   t.dst = e.peer;
   t.cls = static_cast<std::uint8_t>(cls);
   t.bytes = static_cast<double>(e.bytes);
-  s.posted_at(s.pc).transfer = id;
+  s.posted.back().transfer = id;
   if (const auto p = channels_.send({r, e.peer, e.seq, e.tag}, id)) {  // a receive takes it
-    Posted& q = ranks_[idx(p->rank)].posted_at(p->event);
+    Posted& q = *ranks_[idx(p->rank)].find_posted(p->event);  // pending: still kept
     q.transfer = id;
     if (q.waiting) {  // its receiver waits
       t.recv_waiter = p->rank;
@@ -381,7 +385,7 @@ void Simulator::post_recv(int r, const TraceEvent& e) {
   check_peer(r, e);
   RankState& s = ranks_[idx(r)];
   if (const auto transfer = channels_.recv({e.peer, r, e.seq, e.tag}, r, s.pc))
-    s.posted_at(s.pc).transfer = *transfer;  // the oldest unmatched send is its message
+    s.posted.back().transfer = *transfer;  // the oldest unmatched send is its message
 }
 
 int Simulator::new_transfer() {
@@ -407,11 +411,11 @@ void Simulator::release(int id) {
 
 bool Simulator::wait(int r, const TraceEvent& e) {
   RankState& s = ranks_[idx(r)];
-  // Events before posted_base are settled: not messages, or waited for already.
-  if (e.request >= s.pc || e.request < s.posted_base || s.posted_at(e.request).settled())
+  Posted* found = e.request < s.pc ? s.find_posted(e.request) : nullptr;
+  if (found == nullptr || found->waited)  // not a message, or waited for already
     fail(r, "event " + std::to_string(s.pc) + " waits for event " + std::to_string(e.request) +
                 ", which is no earlier send or receive still pending");
-  Posted& p = s.posted_at(e.request);
+  Posted& p = *found;
   const bool is_send = p.op == TraceOp::send;
   if (p.transfer < 0) {  // not sent yet: sleep until it is
     p.waiting = true;
@@ -429,7 +433,7 @@ bool Simulator::wait(int r, const TraceEvent& e) {
   }
   p.waited = true;
   release(p.transfer);
-  if (e.request == s.posted_base) forget_settled(s);
+  if (s.posted.front().event == e.request) forget_settled(s);
   return true;
 }
 
@@ -511,7 +515,8 @@ void Simulator::fail(int r, const std::string& what) const {
 std::string Simulator::describe_deadlock() {
   std::string found;
   channels_.for_each_recv([&](const detail::ChannelKey& key, const detail::PendingRecv& p) {
-    if (found.empty() && ranks_[idx(p.rank)].posted_at(p.event).waiting)
+    const Posted* q = ranks_[idx(p.rank)].find_posted(p.event);
+    if (found.empty() && q != nullptr && q->waiting)
       found = "simulate: the traces cannot complete: rank " + std::to_string(key.dst) +
               " waits for message " + std::to_string(p.number) + " from rank " +
               std::to_string(key.src) + " (tag " + std::to_string(key.tag) +
