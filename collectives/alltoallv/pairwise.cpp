@@ -13,6 +13,8 @@
 // Every rank sends its row and receives its column, the diagonal aside, one message per
 // non-empty part. Limits: none (any N, any split matrix, zeros included); no in-place
 // form (collective.hpp).
+#include <vector>
+
 #include "collscope/collective.hpp"
 #include "collscope/patterns/pairwise.hpp"
 #include "collscope/schedules.hpp"
@@ -24,8 +26,16 @@ Steps alltoallv_pairwise(Plan& p) {
   const CollArgs& a = p.args();
   const std::size_t elem = p.elem();
   auto part = [&](int from, int to) { return split_at(a, from, to, n) * elem; };
-  auto send_at = [&](int to) { return Plan::send(split_send_offset(a, r, to, n) * elem); };
-  auto recv_at = [&](int from) { return Plan::recv(split_recv_offset(a, from, r, n) * elem); };
+  // Where each peer's part starts in this rank's buffers: the prefix sums of its row and
+  // column of the split matrix, once (one sum per step would cost O(N^2) per rank).
+  std::vector<std::uint64_t> send_off(static_cast<std::size_t>(n) + 1, 0), recv_off(send_off);
+  for (int j = 0; j < n; ++j) {
+    const auto i = static_cast<std::size_t>(j);
+    send_off[i + 1] = send_off[i] + split_at(a, r, j, n);
+    recv_off[i + 1] = recv_off[i] + split_at(a, j, r, n);
+  }
+  auto send_at = [&](int to) { return Plan::send(send_off[static_cast<std::size_t>(to)] * elem); };
+  auto recv_at = [&](int from) { return Plan::recv(recv_off[static_cast<std::size_t>(from)] * elem); };
   const std::uint32_t tag = p.tag();
   StepBuilder s(p);
   s.copy(recv_at(r), send_at(r), part(r, r));  // in the first step
