@@ -136,10 +136,21 @@ struct RankState {
   // Its sends and receives from the oldest one not yet waited for, in trace order, so a
   // rank keeps only what it still has in flight (and nothing for its other events).
   Fifo<Posted> posted;
+  // The entry of `event`, or null. Most lookups are of one of the last few messages
+  // (a step waits for its own receives) or of the oldest (the send window): those are
+  // tried first, in lines that are in the cache; a binary search finds the rest.
   Posted* find_posted(std::uint32_t event) {
-    Posted* p = std::lower_bound(posted.begin(), posted.end(), event,
+    Posted* first = posted.begin();
+    Posted* last = posted.end();
+    for (Posted* p = last; p != first && last - p < 4;) {
+      --p;
+      if (p->event == event) return p;
+      if (p->event < event) return nullptr;
+    }
+    if (first != last && first->event == event) return first;
+    Posted* p = std::lower_bound(first, last, event,
                                  [](const Posted& q, std::uint32_t ev) { return q.event < ev; });
-    return p != posted.end() && p->event == event ? p : nullptr;
+    return p != last && p->event == event ? p : nullptr;
   }
 };
 
