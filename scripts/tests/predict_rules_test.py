@@ -127,6 +127,7 @@ def main():
                  "unruled collective": [script, "--model", model, "--collectives", "broadcast"],
                  "bad ranks per node": [script, "--model", model, "--ranks-per-node", "0"],
                  "bad timeout": [script, "--model", model, "--timeout", "soon"],
+                 "unknown --exclude": [script, "--model", model, "--exclude", "allreduce_nosuch"],
                  "unknown flag": [script, "--model", model, "--bogus"]}
         for what, cmd in cases.items():
             p = run(cmd + ["--bin", args.bin, "--out", bad_out])
