@@ -21,11 +21,22 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 failures = []
 
 
+# Open MPI's runtime (its libevent) sometimes warns while the job tears down after a rank
+# exits early ("[warn] Epoll MOD(1) on fd 23 failed ... Bad file descriptor"; upstream
+# open-mpi/ompi#2004, #5520). That line is mpirun's, not the program's: the one-line
+# error checks read stderr without it.
+RUNTIME_NOISE = re.compile(r"^\[warn\] Epoll [A-Z]+\(\d+\) on fd \d+ failed\..*$\n?", re.M)
+
+
+def without_runtime_noise(err):
+    return RUNTIME_NOISE.sub("", err)
+
+
 def run(binary, args, np=2, env=None, timeout=120):
     cmd = ["mpirun", "-q", "--oversubscribe", "-np", str(np), os.path.join(BIN, binary)] + args
     p = subprocess.run(cmd, capture_output=True, text=True, env=dict(ENV, **(env or {})),
                        timeout=timeout)
-    return p.returncode, p.stdout, p.stderr
+    return p.returncode, p.stdout, without_runtime_noise(p.stderr)
 
 
 def check(cond, what):
@@ -464,7 +475,7 @@ def run_mpirun_args(binary, args, np, env):
         args = args[2:]
     cmd = ["mpirun", "-q", "--oversubscribe", "-np", str(np)] + pre + [os.path.join(BIN, binary)] + args
     p = subprocess.run(cmd, capture_output=True, text=True, env=dict(ENV, **env), timeout=120)
-    return p.returncode, p.stdout, p.stderr
+    return p.returncode, p.stdout, without_runtime_noise(p.stderr)
 
 
 def test_table():

@@ -23,6 +23,17 @@ FAST = ["-n", "3", "-w", "1"]
 failures = []
 
 
+# Open MPI's runtime (its libevent) sometimes warns while the job tears down after a rank
+# exits early ("[warn] Epoll MOD(1) on fd 23 failed ... Bad file descriptor"; upstream
+# open-mpi/ompi#2004, #5520). That line is mpirun's, not the program's: the one-line
+# error checks read stderr without it.
+RUNTIME_NOISE = re.compile(r"^\[warn\] Epoll [A-Z]+\(\d+\) on fd \d+ failed\..*$\n?", re.M)
+
+
+def without_runtime_noise(err):
+    return RUNTIME_NOISE.sub("", err)
+
+
 def run(args, np=2, env=None, timeout=60):
     extra = env or {}
     cmd = ["mpirun", "-q", "--oversubscribe", "-np", str(np)]
@@ -31,7 +42,7 @@ def run(args, np=2, env=None, timeout=60):
     cmd += [os.path.join(BIN, "pingpong")] + args
     p = subprocess.run(cmd, capture_output=True, text=True, env=dict(ENV, **extra),
                        timeout=timeout)
-    return p.returncode, p.stdout, p.stderr
+    return p.returncode, p.stdout, without_runtime_noise(p.stderr)
 
 
 def check(cond, what):
