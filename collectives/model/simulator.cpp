@@ -32,6 +32,7 @@
 #include <string>
 
 #include "collscope/errors.hpp"
+#include "collscope/fifo.hpp"
 #include "collscope/model.hpp"
 #include "channel_table.hpp"
 
@@ -83,36 +84,6 @@ struct Transfer {
   int send_waiter = -1, recv_waiter = -1;  // ranks asleep until it left / arrived
 };
 
-
-// A first-in first-out queue in one vector: the front leaves by moving an index, and the
-// space before it is reclaimed now and then (amortised O(1)). A std::deque costs two
-// dependent loads per access and a separate allocation, and a run of thousands of ranks
-// is bound by memory latency.
-template <class T>
-class Fifo {
- public:
-  bool empty() const { return head_ == items_.size(); }
-  std::size_t size() const { return items_.size() - head_; }
-  T& front() { return items_[head_]; }
-  const T& front() const { return items_[head_]; }
-  T& back() { return items_.back(); }
-  T* begin() { return items_.data() + head_; }
-  T* end() { return items_.data() + items_.size(); }
-  void push_back(const T& v) { items_.push_back(v); }
-  void pop_front() {
-    if (++head_ == items_.size()) {
-      items_.clear();
-      head_ = 0;
-    } else if (head_ >= 32 && 2 * head_ >= items_.size()) {
-      items_.erase(items_.begin(), items_.begin() + static_cast<long>(head_));
-      head_ = 0;
-    }
-  }
-
- private:
-  std::vector<T> items_;
-  std::size_t head_ = 0;
-};
 
 // What a send or receive event turned into.
 struct Posted {

@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "collscope/fifo.hpp"
 #include "collscope/schedule.hpp"
 
 namespace collscope {
@@ -47,34 +48,7 @@ struct SequencerState {
     Handle handle;
     Range range;  // the bytes the send reads
   };
-  // The sends in flight, oldest first. The oldest leaves by moving a start index, not by
-  // shifting the rest (it leaves once per step when the window is full).
-  class InFlightSends {
-   public:
-    bool empty() const { return first_ == items_.size(); }
-    std::size_t size() const { return items_.size() - first_; }
-    InFlight& operator[](std::size_t i) { return items_[first_ + i]; }
-    void push_back(const InFlight& f) { items_.push_back(f); }
-    void erase(std::size_t i) {
-      if (i > 0) {
-        items_.erase(items_.begin() + static_cast<long>(first_ + i));
-      } else if (++first_ == items_.size()) {
-        clear();
-      } else if (first_ >= 64 && 2 * first_ >= items_.size()) {  // amortised O(1)
-        items_.erase(items_.begin(), items_.begin() + static_cast<long>(first_));
-        first_ = 0;
-      }
-    }
-    void clear() {
-      items_.clear();
-      first_ = 0;
-    }
-
-   private:
-    std::vector<InFlight> items_;
-    std::size_t first_ = 0;
-  };
-  InFlightSends in_flight;
+  Fifo<InFlight> in_flight;  // sends, oldest first (the oldest leaves without shifting)
   // A range of one buffer that covers every in-flight send's (maybe more: it is made
   // exact only by a scan), so a write that misses it needs no scan; `cover_mixed`: the
   // sends read from several buffers, and every write scans.
