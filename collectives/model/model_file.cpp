@@ -82,6 +82,16 @@ struct Reader {
     fail(cls + ".moved_by must be \"network\" or \"receiver\", got " + it->dump());
   }
 
+  Links links(const json& link, const std::string& cls) const {
+    const auto it = link.find("links");
+    if (it == link.end() || *it == "per_rank") return Links::per_rank;
+    if (*it != "per_node_pair")
+      fail(cls + ".links must be \"per_rank\" or \"per_node_pair\", got " + it->dump());
+    if (cls != "inter_node")  // a node pair within one node is the node itself
+      fail(cls + ".links must be \"per_rank\": only inter_node may be \"per_node_pair\"");
+    return Links::per_node_pair;
+  }
+
   // Version 1: the five constants, all required.
   LinkParams link_v1(const json& root, const std::string& cls) const {
     const json& it = object(root, cls, cls, "link class");
@@ -160,7 +170,7 @@ struct Reader {
   LinkParams link_v2(const json& root, const std::string& cls) const {
     const json& it = object(root, cls, cls, "link class");
     only_keys(it, {"link_delay", "overhead", "start_lat", "sync_lat", "bwurate", "bandwidth",
-                   "bands", "spread", "moved_by"},
+                   "bands", "spread", "moved_by", "links"},
               "parameter in " + cls);
     LinkParams p;
     p.link_delay = number(it, "link_delay", cls + ".link_delay", Rule::non_negative);
@@ -169,6 +179,7 @@ struct Reader {
     p.sync_lat = number(it, "sync_lat", cls + ".sync_lat", Rule::non_negative);
     p.bwurate = bwurate(it, cls);
     p.moved_by = moved_by(it, cls);
+    p.links = links(it, cls);
     // Each value is checked before the two are: a bad bandwidth is named as such.
     if (it.contains("bandwidth"))
       p.bandwidth = number(it, "bandwidth", cls + ".bandwidth", Rule::positive);

@@ -10,7 +10,10 @@
 //   first-served queues of that class: the sender's egress port and the receiver's
 //   ingress port. It moves while it heads both, at a rate given by its size: its port time
 //   one way, or both ways while the opposite direction is busy at either end (the sender
-//   is receiving, or the receiver sending, on that class). When that changes mid-way,
+//   is receiving, or the receiver sending, on that class). With inter_node links
+//   per_node_pair, a message between nodes queues instead on the one link from its
+//   sender's node to its receiver's, and the opposite direction is the link back.
+//   When that changes mid-way,
 //   the rest goes at the other rate. On a class whose bytes the receiver's CPU moves
 //   (moved_by receiver), a transfer pauses while its receiver reduces or copies. It
 //   arrives link_delay after its last byte left.
@@ -30,6 +33,7 @@
 #include <queue>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 
 #include "collscope/errors.hpp"
 #include "collscope/fifo.hpp"
@@ -71,6 +75,7 @@ class TraceSource final : public EventSource {
 
 struct Transfer {
   int src = 0, dst = 0;
+  int out = 0, in = 0;  // the ports it queues on (one and the same for a node-pair link)
   std::uint8_t cls = kIntra;
   bool started = false, both_ways = false, paused = false;
   int refs = 2;  // its send's and its receive's waits still to come; 0: the slot is free
@@ -155,16 +160,42 @@ class Simulator {
   const LinkParams& params(int cls) const {
     return cls == kIntra ? model_.intra_node : model_.inter_node;
   }
-  Fifo<int>& egress(int r, int cls) { return egress_[idx(r) * kClasses + idx(cls)]; }
-  Fifo<int>& ingress(int r, int cls) { return ingress_[idx(r) * kClasses + idx(cls)]; }
-  // The transfer moving through a port now, or -1.
-  int moving(const Fifo<int>& port) const {
-    if (port.empty()) return -1;
-    const Transfer& t = transfers_[idx(port.front())];
-    return t.started && !t.paused ? port.front() : -1;
+  bool node_pair_links(int cls) const {
+    return cls == kInter && model_.inter_node.links == Links::per_node_pair;
   }
-  bool opposite_busy(const Transfer& t) {
-    return moving(ingress(t.src, t.cls)) >= 0 || moving(egress(t.dst, t.cls)) >= 0;
+  // Ports are numbered: each rank's egress and ingress port per class first, then the
+  // node-pair links, made when first used.
+  static int egress(int r, int cls) { return (r * kClasses + cls) * 2; }
+  static int ingress(int r, int cls) { return egress(r, cls) + 1; }
+  static std::uint64_t link_key(int from_node, int to_node) {
+    return std::uint64_t{static_cast<std::uint32_t>(from_node)} << 32 |
+           static_cast<std::uint32_t>(to_node);
+  }
+  int find_link(int from_node, int to_node) const {
+    const auto it = links_.find(link_key(from_node, to_node));
+    return it == links_.end() ? -1 : it->second;
+  }
+  int link(int from_node, int to_node);
+  void set_ports(Transfer& t);
+  // The transfer at the head of a port (moving or paused), or -1.
+  int front(int port) const { return ports_[idx(port)].empty() ? -1 : ports_[idx(port)].front(); }
+  // The transfer moving through a port now, or -1 (also for a port that does not exist).
+  int moving(int port) const {
+    if (port < 0 || ports_[idx(port)].empty()) return -1;
+    const int id = ports_[idx(port)].front();
+    const Transfer& t = transfers_[idx(id)];
+    return t.started && !t.paused ? id : -1;
+  }
+  // The transfers whose moving makes t's opposite direction busy: into its sender and
+  // out of its receiver, or on the link back between their nodes.
+  std::pair<int, int> opposite(const Transfer& t) const {
+    if (t.out == t.in)
+      return {moving(find_link(nodes_[idx(t.dst)], nodes_[idx(t.src)])), -1};
+    return {moving(ingress(t.src, t.cls)), moving(egress(t.dst, t.cls))};
+  }
+  bool opposite_busy(const Transfer& t) const {
+    const auto [a, b] = opposite(t);
+    return a >= 0 || b >= 0;
   }
   double port_seconds(const Transfer& t) const {
     const double footprint = std::max(ranks_[idx(t.src)].footprint, ranks_[idx(t.dst)].footprint);
@@ -203,7 +234,9 @@ class Simulator {
   std::vector<RankState> ranks_;
   std::vector<Transfer> transfers_;
   std::vector<int> free_transfers_;  // slots whose both waits are over
-  std::vector<Fifo<int>> egress_, ingress_;  // per rank and class: transfer ids, FCFS
+  std::vector<Fifo<int>> ports_;  // transfer ids, first come first served
+  std::unordered_map<std::uint64_t, int> links_;  // node pair -> its port
+  std::unordered_map<int, std::vector<int>> links_into_;  // node -> its links' ports
   detail::ChannelTable channels_;
   std::priority_queue<Happening, std::vector<Happening>, std::greater<>> events_;
   double now_ = 0;
@@ -212,7 +245,7 @@ class Simulator {
 Simulator::Simulator(const std::vector<RankStream>& ranks, const std::vector<int>& nodes,
                      const Model& model)
     : nodes_(nodes), model_(model), ranks_(ranks.size()),
-      egress_(ranks.size() * kClasses), ingress_(ranks.size() * kClasses) {
+      ports_(ranks.size() * kClasses * 2) {
   if (nodes.size() != ranks.size())
     throw std::invalid_argument("simulate: node_of_rank has " + std::to_string(nodes.size()) +
                                 " entries for " + std::to_string(ranks.size()) + " traces");
@@ -326,7 +359,33 @@ void Simulator::compute(int r, double seconds) {
 void Simulator::set_computing(int r, bool computing) {
   ranks_[idx(r)].computing = computing;
   for (int cls = 0; cls < kClasses; ++cls)
-    if (!ingress(r, cls).empty()) refresh(ingress(r, cls).front());
+    if (!node_pair_links(cls)) refresh(front(ingress(r, cls)));
+  if (!node_pair_links(kInter)) return;
+  const auto into = links_into_.find(nodes_[idx(r)]);
+  if (into == links_into_.end()) return;
+  for (const int port : into->second) {
+    const int id = front(port);
+    if (id >= 0 && transfers_[idx(id)].dst == r) refresh(id);
+  }
+}
+
+int Simulator::link(int from_node, int to_node) {
+  const auto [it, made] = links_.try_emplace(link_key(from_node, to_node), 0);
+  if (made) {
+    it->second = static_cast<int>(ports_.size());
+    ports_.emplace_back();
+    links_into_[to_node].push_back(it->second);
+  }
+  return it->second;
+}
+
+void Simulator::set_ports(Transfer& t) {
+  if (node_pair_links(t.cls)) {
+    t.out = t.in = link(nodes_[idx(t.src)], nodes_[idx(t.dst)]);
+  } else {
+    t.out = egress(t.src, t.cls);
+    t.in = ingress(t.dst, t.cls);
+  }
 }
 
 // The sender pays the overhead first, and posts when its clock has got there: the ports
@@ -348,6 +407,7 @@ bool Simulator::send(int r, const TraceEvent& e) {
   t.dst = e.peer;
   t.cls = static_cast<std::uint8_t>(cls);
   t.bytes = static_cast<double>(e.bytes);
+  set_ports(t);
   s.posted.back().transfer = id;
   if (const auto p = channels_.send({r, e.peer, e.seq, e.tag}, id)) {  // a receive takes it
     Posted& q = *ranks_[idx(p->rank)].find_posted(p->event);  // pending: still kept
@@ -357,8 +417,8 @@ bool Simulator::send(int r, const TraceEvent& e) {
       q.waiting = false;
     }
   }
-  egress(r, cls).push_back(id);
-  ingress(e.peer, cls).push_back(id);
+  ports_[idx(t.out)].push_back(id);
+  if (t.in != t.out) ports_[idx(t.in)].push_back(id);
   try_start(id);
   return true;
 }
@@ -422,7 +482,7 @@ bool Simulator::wait(int r, const TraceEvent& e) {
 // A transfer moves once it heads both its ports' queues.
 void Simulator::try_start(int id) {
   Transfer& t = transfers_[idx(id)];
-  if (t.started || egress(t.src, t.cls).front() != id || ingress(t.dst, t.cls).front() != id)
+  if (t.started || ports_[idx(t.out)].front() != id || ports_[idx(t.in)].front() != id)
     return;
   t.started = true;
   t.since = now_;
@@ -464,9 +524,9 @@ void Simulator::refresh(int id) {
 // The transfers whose opposite direction `t` is: those into its sender and out of its
 // receiver.
 void Simulator::refresh_around(const Transfer& t) {
-  const int into_src = moving(ingress(t.src, t.cls)), out_of_dst = moving(egress(t.dst, t.cls));
-  refresh(into_src);
-  refresh(out_of_dst);
+  const auto [a, b] = opposite(t);
+  refresh(a);
+  refresh(b);
 }
 
 void Simulator::transfer_ends(int id, unsigned version) {
@@ -474,11 +534,11 @@ void Simulator::transfer_ends(int id, unsigned version) {
   if (version != t.version || t.left >= 0) return;  // stale: its rate changed since
   t.left = now_;
   t.arrival = now_ + params(t.cls).link_delay;
-  egress(t.src, t.cls).pop_front();
-  ingress(t.dst, t.cls).pop_front();
+  ports_[idx(t.out)].pop_front();
+  if (t.in != t.out) ports_[idx(t.in)].pop_front();
   refresh_around(t);
-  if (!egress(t.src, t.cls).empty()) try_start(egress(t.src, t.cls).front());
-  if (!ingress(t.dst, t.cls).empty()) try_start(ingress(t.dst, t.cls).front());
+  if (!ports_[idx(t.out)].empty()) try_start(ports_[idx(t.out)].front());
+  if (t.in != t.out && !ports_[idx(t.in)].empty()) try_start(ports_[idx(t.in)].front());
   if (t.send_waiter >= 0) wake(t.send_waiter, std::max(ranks_[idx(t.send_waiter)].clock, t.left));
   if (t.recv_waiter >= 0)
     wake(t.recv_waiter, std::max(ranks_[idx(t.recv_waiter)].clock, t.arrival));

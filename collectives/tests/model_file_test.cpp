@@ -29,7 +29,7 @@ const char* kV2 = R"({
     ]
   },
   "inter_node": {"link_delay": 5e-6, "start_lat": 0, "sync_lat": 0, "bandwidth": 1e9,
-                 "bwurate": 0.5},
+                 "bwurate": 0.5, "links": "per_node_pair"},
   "reduce_rate": {"bands": [{"bytes": 1000, "rate": 1e10, "spread": 0.05,
                              "points": [[1000, 1e-7]]},
                             {"bytes": 1000000, "rate": 1e9}]},
@@ -69,6 +69,8 @@ TEST(ModelFileV2, LoadsEveryParameterAndBand) {
   EXPECT_DOUBLE_EQ(m.intra_node.both_ways.seconds[1], 1048576 / 2e9);
   EXPECT_EQ(m.intra_node.moved_by, MovedBy::receiver);
   EXPECT_EQ(m.inter_node.moved_by, MovedBy::network);  // optional
+  EXPECT_EQ(m.intra_node.links, Links::per_rank);        // optional
+  EXPECT_EQ(m.inter_node.links, Links::per_node_pair);
   EXPECT_EQ(m.inter_node.overhead, 0);  // optional
   EXPECT_EQ(m.inter_node.achieved_bandwidth(), 0.5e9);
   EXPECT_TRUE(m.inter_node.one_way.empty());
@@ -136,6 +138,10 @@ TEST(ModelFileV2, EveryProblemIsOneLineNamingFileAndParameter) {
       {"\"overhead\": 2e-7", "\"overhead\": -1", "intra_node.overhead must be non-negative"},
       {"\"link_delay\": 1e-6, ", "", "missing parameter intra_node.link_delay"},
       {"\"receiver\"", "\"cpu\"", "intra_node.moved_by must be \"network\" or \"receiver\", got \"cpu\""},
+      {"\"per_node_pair\"", "\"per_host\"",
+       "inter_node.links must be \"per_rank\" or \"per_node_pair\", got \"per_host\""},
+      {"\"moved_by\": \"receiver\"", "\"links\": \"per_node_pair\"",
+       "intra_node.links must be \"per_rank\": only inter_node may be \"per_node_pair\""},
       {"\"bytes\": 1048576", "\"bytes\": 1024", "intra_node.bands[1].bytes must exceed"},
       {"\"bytes\": 1048576", "\"bytes\": 0", "intra_node.bands[1].bytes must be positive"},
       {"\"one_way\": 4e9", "\"one_way\": 0", "intra_node.bands[1].one_way must be positive"},

@@ -190,7 +190,7 @@ def fake_two_nodes():
         fake_bin(tmp)
         p, out = fit_model(tmp, "--np", "4", "--repeats", "3", "--iters", "2",
                            "--mpirun-args", "--hostfile /nowhere/hosts --mca btl self,tcp",
-                           "--inter-moved-by", "network")
+                           "--inter-moved-by", "network", "--inter-links", "per_node_pair")
         if not check(p.returncode == 0, f"fit-model on a fake 2 x 2 cluster exits 0 ({p.stderr})"):
             return
         model = json.load(open(out))
@@ -198,6 +198,8 @@ def fake_two_nodes():
         check(model["fitted_on"]["node_of_rank"] == [0, 0, 1, 1], "node_of_rank kept")
         check(model["intra_node"]["moved_by"] == "receiver" and
               model["inter_node"]["moved_by"] == "network", "moved_by per class, as given")
+        check(model["inter_node"].get("links") == "per_node_pair" and
+              "links" not in model["intra_node"], "--inter-links reaches inter_node only")
         check_link(model["intra_node"], "intra_node")
         check_link(model["inter_node"], "inter_node")
         near(band_at(model["intra_node"], 1 << 20)["one_way"],

@@ -227,5 +227,86 @@ TEST(SimulatorV2, ARanksConcurrentSendsShareItsPortPerClass) {
   EXPECT_NEAR(f[0] * 1e6, 2005.0, 1e-6);
 }
 
+// Each rank's messages in `sends` ({from, to}), 1 MB each, posted at once; every
+// receiver waits for what it gets, every sender for what it sent.
+std::vector<RankTrace> concurrent(int nranks, const std::vector<std::pair<int, int>>& sends) {
+  std::vector<RankTrace> t(static_cast<std::size_t>(nranks));
+  std::vector<std::vector<std::uint32_t>> pending(t.size());
+  for (const auto& [from, to] : sends) {
+    pending[static_cast<std::size_t>(to)].push_back(t[static_cast<std::size_t>(to)].recv(from, 1'000'000, 0));
+    pending[static_cast<std::size_t>(from)].push_back(t[static_cast<std::size_t>(from)].send(to, 1'000'000, 0));
+  }
+  for (std::size_t r = 0; r < t.size(); ++r)
+    for (const std::uint32_t id : pending[r]) t[r].wait(id);
+  return t;
+}
+
+Model node_pair_model() {
+  Model m = duplex_model();
+  m.inter_node = m.intra_node;
+  m.inter_node.links = Links::per_node_pair;
+  return m;
+}
+
+// Links per node pair: rank 0 sending 1 MB to two other nodes at once uses two links
+// (both at 5 + 1000 + 2), where its own port would send them one after the other.
+TEST(SimulatorV2, ANodePairLinkPerDestinationNode) {
+  const std::vector<RankTrace> t = concurrent(3, {{0, 1}, {0, 2}});
+  std::vector<double> f = simulate_ranks(t, {0, 1, 2}, node_pair_model());
+  EXPECT_NEAR(f[1] * 1e6, 1007.0, 1e-6);
+  EXPECT_NEAR(f[2] * 1e6, 1007.0, 1e-6);
+  Model per_rank = node_pair_model();
+  per_rank.inter_node.links = Links::per_rank;
+  f = simulate_ranks(t, {0, 1, 2}, per_rank);
+  EXPECT_NEAR(f[2] * 1e6, 2007.0, 1e-6);
+}
+
+// Two ranks of node 0 sending to two ranks of node 1 share the one link from node 0 to
+// node 1 (the second ends at 5 + 2000 + 2), where a port per rank moves them at once.
+// Within a node nothing changes: ranks keep their own intra_node ports.
+TEST(SimulatorV2, RanksOfANodeShareItsLinkToAnotherNode) {
+  const std::vector<RankTrace> t = concurrent(4, {{0, 2}, {1, 3}});
+  std::vector<double> f = simulate_ranks(t, {0, 0, 1, 1}, node_pair_model());
+  EXPECT_NEAR(f[2] * 1e6, 1007.0, 1e-6);
+  EXPECT_NEAR(f[3] * 1e6, 2007.0, 1e-6);
+  f = simulate_ranks(t, {0, 0, 0, 0}, node_pair_model());  // one node: intra, per rank
+  EXPECT_NEAR(f[3] * 1e6, 1007.0, 1e-6);
+  Model per_rank = node_pair_model();
+  per_rank.inter_node.links = Links::per_rank;
+  f = simulate_ranks(t, {0, 0, 1, 1}, per_rank);
+  EXPECT_NEAR(f[3] * 1e6, 1007.0, 1e-6);
+}
+
+// The opposite direction of a node-pair link is the link back: rank 0 sending to rank 2
+// while rank 3 sends to rank 1 (other ranks, opposite nodes) goes both ways (2000 us);
+// with a port per rank neither rank both sends and receives, so one way (1000 us).
+TEST(SimulatorV2, ANodePairLinksOppositeDirectionIsTheLinkBack) {
+  const std::vector<RankTrace> t = concurrent(4, {{0, 2}, {3, 1}});
+  std::vector<double> f = simulate_ranks(t, {0, 0, 1, 1}, node_pair_model());
+  EXPECT_NEAR(f[2] * 1e6, 2007.0, 1e-6);
+  EXPECT_NEAR(f[1] * 1e6, 2007.0, 1e-6);
+  Model per_rank = node_pair_model();
+  per_rank.inter_node.links = Links::per_rank;
+  f = simulate_ranks(t, {0, 0, 1, 1}, per_rank);
+  EXPECT_NEAR(f[2] * 1e6, 1007.0, 1e-6);
+}
+
+// With moved_by receiver, a transfer on a node-pair link pauses while its receiver
+// computes, and only that one: rank 1 reduces for 500 us, so 0 -> 1 arrives at
+// 505 + 1000 + 2, while 0 -> 2 on another link is unaffected.
+TEST(SimulatorV2, ANodePairTransferPausesForItsReceiverOnly) {
+  std::vector<RankTrace> t = concurrent(3, {{0, 1}, {0, 2}});
+  RankTrace busy;
+  const std::uint32_t r = busy.recv(0, 1'000'000, 0);
+  busy.reduce(2'000'000);
+  busy.wait(r);
+  t[1] = busy;
+  Model m = node_pair_model();
+  m.inter_node.moved_by = MovedBy::receiver;
+  const std::vector<double> f = simulate_ranks(t, {0, 1, 2}, m);
+  EXPECT_NEAR(f[1] * 1e6, 1507.0, 1e-6);
+  EXPECT_NEAR(f[2] * 1e6, 1007.0, 1e-6);
+}
+
 }  // namespace
 }  // namespace collscope

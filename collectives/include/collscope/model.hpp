@@ -38,6 +38,14 @@ struct SizeCurve {
 // at the same time: a message into a rank makes no progress while that rank computes.
 enum class MovedBy : std::uint8_t { network, receiver };
 
+// What a message between two nodes queues on. per_rank: each rank's own egress and
+// ingress port (a NIC per rank, as on GPU nodes), so a rank's concurrent messages take
+// turns and two ranks of a node do not meet. per_node_pair: one link per ordered pair of
+// nodes, shared by every rank of the two (a host-to-host link shaped on its own, as the
+// emulated cluster has), so a rank sending to three nodes at once uses three links and
+// two ranks of a node sending to one node take turns. Only inter_node may have it.
+enum class Links : std::uint8_t { per_rank, per_node_pair };
+
 // One link class: intra_node (same node, MPI_COMM_TYPE_SHARED) or inter_node. The first
 // five members are the version-1 file's; a version-2 file fills the others too.
 struct LinkParams {
@@ -52,6 +60,7 @@ struct LinkParams {
                           // achieved_bandwidth()
   SizeCurve both_ways{};  // port time while the opposite direction is busy; empty: one_way
   MovedBy moved_by = MovedBy::network;
+  Links links = Links::per_rank;
   double achieved_bandwidth() const { return bandwidth * bwurate; }
   // Seconds a message of `bytes` holds the sender's egress and receiver's ingress port,
   // within a call whose ranks at either end move `footprint` bytes (0: the message alone).
