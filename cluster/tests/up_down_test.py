@@ -45,7 +45,9 @@ def check_exports(cluster):
     check(hosts == [[f"h{k}", "slots=2"] for k in range(HOSTS)], "hostfile: h0 .. h3, 2 slots each")
     check(ex["OMPI_MCA_plm_rsh_agent"].endswith("cluster/rsh-agent") and ex["OMPI_MCA_pml"] == "ob1"
           and ex["OMPI_MCA_btl_tcp_if_include"] == "198.18.0.0/24"
-          and ex["OMPI_MCA_oob_tcp_if_include"] == "198.18.0.0/24" and "SLURM_CONF" not in ex,
+          and ex["OMPI_MCA_oob_tcp_if_include"] == "198.18.0.0/24" and "SLURM_CONF" not in ex
+          and ex["OMPI_MCA_hwloc_base_binding_policy"] == "none"
+          and ex["OMPI_MCA_mpi_yield_when_idle"] == "1",
           "exports: rsh agent, pml ob1, TCP and OOB on 198.18.0.0/24, no Slurm with --no-slurm")
 
 
