@@ -233,18 +233,20 @@ std::vector<RankTrace> concurrent(int nranks, const std::vector<std::pair<int, i
   std::vector<RankTrace> t(static_cast<std::size_t>(nranks));
   std::vector<std::vector<std::uint32_t>> pending(t.size());
   for (const auto& [from, to] : sends) {
-    pending[static_cast<std::size_t>(to)].push_back(t[static_cast<std::size_t>(to)].recv(from, 1'000'000, 0));
-    pending[static_cast<std::size_t>(from)].push_back(t[static_cast<std::size_t>(from)].send(to, 1'000'000, 0));
+    const auto src = static_cast<std::size_t>(from), dst = static_cast<std::size_t>(to);
+    pending[dst].push_back(t[dst].recv(from, 1'000'000, 0));
+    pending[src].push_back(t[src].send(to, 1'000'000, 0));
   }
   for (std::size_t r = 0; r < t.size(); ++r)
     for (const std::uint32_t id : pending[r]) t[r].wait(id);
   return t;
 }
 
-Model node_pair_model() {
+// duplex_model's costs between nodes too, with their links as given.
+Model links_model(Links links) {
   Model m = duplex_model();
   m.inter_node = m.intra_node;
-  m.inter_node.links = Links::per_node_pair;
+  m.inter_node.links = links;
   return m;
 }
 
@@ -252,12 +254,10 @@ Model node_pair_model() {
 // (both at 5 + 1000 + 2), where its own port would send them one after the other.
 TEST(SimulatorV2, ANodePairLinkPerDestinationNode) {
   const std::vector<RankTrace> t = concurrent(3, {{0, 1}, {0, 2}});
-  std::vector<double> f = simulate_ranks(t, {0, 1, 2}, node_pair_model());
+  std::vector<double> f = simulate_ranks(t, {0, 1, 2}, links_model(Links::per_node_pair));
   EXPECT_NEAR(f[1] * 1e6, 1007.0, 1e-6);
   EXPECT_NEAR(f[2] * 1e6, 1007.0, 1e-6);
-  Model per_rank = node_pair_model();
-  per_rank.inter_node.links = Links::per_rank;
-  f = simulate_ranks(t, {0, 1, 2}, per_rank);
+  f = simulate_ranks(t, {0, 1, 2}, links_model(Links::per_rank));
   EXPECT_NEAR(f[2] * 1e6, 2007.0, 1e-6);
 }
 
@@ -266,14 +266,13 @@ TEST(SimulatorV2, ANodePairLinkPerDestinationNode) {
 // Within a node nothing changes: ranks keep their own intra_node ports.
 TEST(SimulatorV2, RanksOfANodeShareItsLinkToAnotherNode) {
   const std::vector<RankTrace> t = concurrent(4, {{0, 2}, {1, 3}});
-  std::vector<double> f = simulate_ranks(t, {0, 0, 1, 1}, node_pair_model());
+  std::vector<double> f = simulate_ranks(t, {0, 0, 1, 1}, links_model(Links::per_node_pair));
   EXPECT_NEAR(f[2] * 1e6, 1007.0, 1e-6);
   EXPECT_NEAR(f[3] * 1e6, 2007.0, 1e-6);
-  f = simulate_ranks(t, {0, 0, 0, 0}, node_pair_model());  // one node: intra, per rank
+  // One node: intra_node, a port per rank.
+  f = simulate_ranks(t, {0, 0, 0, 0}, links_model(Links::per_node_pair));
   EXPECT_NEAR(f[3] * 1e6, 1007.0, 1e-6);
-  Model per_rank = node_pair_model();
-  per_rank.inter_node.links = Links::per_rank;
-  f = simulate_ranks(t, {0, 0, 1, 1}, per_rank);
+  f = simulate_ranks(t, {0, 0, 1, 1}, links_model(Links::per_rank));
   EXPECT_NEAR(f[3] * 1e6, 1007.0, 1e-6);
 }
 
@@ -282,12 +281,10 @@ TEST(SimulatorV2, RanksOfANodeShareItsLinkToAnotherNode) {
 // with a port per rank neither rank both sends and receives, so one way (1000 us).
 TEST(SimulatorV2, ANodePairLinksOppositeDirectionIsTheLinkBack) {
   const std::vector<RankTrace> t = concurrent(4, {{0, 2}, {3, 1}});
-  std::vector<double> f = simulate_ranks(t, {0, 0, 1, 1}, node_pair_model());
+  std::vector<double> f = simulate_ranks(t, {0, 0, 1, 1}, links_model(Links::per_node_pair));
   EXPECT_NEAR(f[2] * 1e6, 2007.0, 1e-6);
   EXPECT_NEAR(f[1] * 1e6, 2007.0, 1e-6);
-  Model per_rank = node_pair_model();
-  per_rank.inter_node.links = Links::per_rank;
-  f = simulate_ranks(t, {0, 0, 1, 1}, per_rank);
+  f = simulate_ranks(t, {0, 0, 1, 1}, links_model(Links::per_rank));
   EXPECT_NEAR(f[2] * 1e6, 1007.0, 1e-6);
 }
 
@@ -301,7 +298,7 @@ TEST(SimulatorV2, ANodePairTransferPausesForItsReceiverOnly) {
   busy.reduce(2'000'000);
   busy.wait(r);
   t[1] = busy;
-  Model m = node_pair_model();
+  Model m = links_model(Links::per_node_pair);
   m.inter_node.moved_by = MovedBy::receiver;
   const std::vector<double> f = simulate_ranks(t, {0, 1, 2}, m);
   EXPECT_NEAR(f[1] * 1e6, 1507.0, 1e-6);
