@@ -14,22 +14,13 @@ import subprocess
 import sys
 import tempfile
 
+from runtime_noise import without_runtime_noise
+
 BIN = sys.argv[1]
 SOURCE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_rmaps_base_oversubscribe="1")
 failures = []
-
-
-# Open MPI's runtime (its libevent) sometimes warns while the job tears down after a rank
-# exits early ("[warn] Epoll MOD(1) on fd 23 failed ... Bad file descriptor"; upstream
-# open-mpi/ompi#2004, #5520). That line is mpirun's, not the program's: the one-line
-# error checks read stderr without it.
-RUNTIME_NOISE = re.compile(r"^\[warn\] Epoll [A-Z]+\(\d+\) on fd \d+ failed\..*$\n?", re.M)
-
-
-def without_runtime_noise(err):
-    return RUNTIME_NOISE.sub("", err)
 
 
 def run(binary, args, np=2, env=None, timeout=120):

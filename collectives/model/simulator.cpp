@@ -13,8 +13,7 @@
 //   is receiving, or the receiver sending, on that class). With inter_node links
 //   per_node_pair, a message between nodes queues instead on the one link from its
 //   sender's node to its receiver's, and the opposite direction is the link back.
-//   When that changes mid-way,
-//   the rest goes at the other rate. On a class whose bytes the receiver's CPU moves
+//   When that changes mid-way, the rest goes at the other rate. On a class whose bytes the receiver's CPU moves
 //   (moved_by receiver), a transfer pauses while its receiver reduces or copies. It
 //   arrives link_delay after its last byte left.
 // - Sends and receives match in order per (src, dst, seq, tag), as MPI matches them.

@@ -250,15 +250,23 @@ Model links_model(Links links) {
   return m;
 }
 
+// Each rank's finish in us with links_model(links).
+std::vector<double> finish_us(const std::vector<RankTrace>& t, const std::vector<int>& nodes,
+                              Links links) {
+  std::vector<double> f = simulate_ranks(t, nodes, links_model(links));
+  for (double& x : f) x *= 1e6;
+  return f;
+}
+
 // Links per node pair: rank 0 sending 1 MB to two other nodes at once uses two links
 // (both at 5 + 1000 + 2), where its own port would send them one after the other.
 TEST(SimulatorV2, ANodePairLinkPerDestinationNode) {
   const std::vector<RankTrace> t = concurrent(3, {{0, 1}, {0, 2}});
-  std::vector<double> f = simulate_ranks(t, {0, 1, 2}, links_model(Links::per_node_pair));
-  EXPECT_NEAR(f[1] * 1e6, 1007.0, 1e-6);
-  EXPECT_NEAR(f[2] * 1e6, 1007.0, 1e-6);
-  f = simulate_ranks(t, {0, 1, 2}, links_model(Links::per_rank));
-  EXPECT_NEAR(f[2] * 1e6, 2007.0, 1e-6);
+  std::vector<double> f = finish_us(t, {0, 1, 2}, Links::per_node_pair);
+  EXPECT_NEAR(f[1], 1007.0, 1e-6);
+  EXPECT_NEAR(f[2], 1007.0, 1e-6);
+  f = finish_us(t, {0, 1, 2}, Links::per_rank);
+  EXPECT_NEAR(f[2], 2007.0, 1e-6);
 }
 
 // Two ranks of node 0 sending to two ranks of node 1 share the one link from node 0 to
@@ -266,14 +274,14 @@ TEST(SimulatorV2, ANodePairLinkPerDestinationNode) {
 // Within a node nothing changes: ranks keep their own intra_node ports.
 TEST(SimulatorV2, RanksOfANodeShareItsLinkToAnotherNode) {
   const std::vector<RankTrace> t = concurrent(4, {{0, 2}, {1, 3}});
-  std::vector<double> f = simulate_ranks(t, {0, 0, 1, 1}, links_model(Links::per_node_pair));
-  EXPECT_NEAR(f[2] * 1e6, 1007.0, 1e-6);
-  EXPECT_NEAR(f[3] * 1e6, 2007.0, 1e-6);
+  std::vector<double> f = finish_us(t, {0, 0, 1, 1}, Links::per_node_pair);
+  EXPECT_NEAR(f[2], 1007.0, 1e-6);
+  EXPECT_NEAR(f[3], 2007.0, 1e-6);
   // One node: intra_node, a port per rank.
-  f = simulate_ranks(t, {0, 0, 0, 0}, links_model(Links::per_node_pair));
-  EXPECT_NEAR(f[3] * 1e6, 1007.0, 1e-6);
-  f = simulate_ranks(t, {0, 0, 1, 1}, links_model(Links::per_rank));
-  EXPECT_NEAR(f[3] * 1e6, 1007.0, 1e-6);
+  f = finish_us(t, {0, 0, 0, 0}, Links::per_node_pair);
+  EXPECT_NEAR(f[3], 1007.0, 1e-6);
+  f = finish_us(t, {0, 0, 1, 1}, Links::per_rank);
+  EXPECT_NEAR(f[3], 1007.0, 1e-6);
 }
 
 // The opposite direction of a node-pair link is the link back: rank 0 sending to rank 2
@@ -281,11 +289,11 @@ TEST(SimulatorV2, RanksOfANodeShareItsLinkToAnotherNode) {
 // with a port per rank neither rank both sends and receives, so one way (1000 us).
 TEST(SimulatorV2, ANodePairLinksOppositeDirectionIsTheLinkBack) {
   const std::vector<RankTrace> t = concurrent(4, {{0, 2}, {3, 1}});
-  std::vector<double> f = simulate_ranks(t, {0, 0, 1, 1}, links_model(Links::per_node_pair));
-  EXPECT_NEAR(f[2] * 1e6, 2007.0, 1e-6);
-  EXPECT_NEAR(f[1] * 1e6, 2007.0, 1e-6);
-  f = simulate_ranks(t, {0, 0, 1, 1}, links_model(Links::per_rank));
-  EXPECT_NEAR(f[2] * 1e6, 1007.0, 1e-6);
+  std::vector<double> f = finish_us(t, {0, 0, 1, 1}, Links::per_node_pair);
+  EXPECT_NEAR(f[2], 2007.0, 1e-6);
+  EXPECT_NEAR(f[1], 2007.0, 1e-6);
+  f = finish_us(t, {0, 0, 1, 1}, Links::per_rank);
+  EXPECT_NEAR(f[2], 1007.0, 1e-6);
 }
 
 // With moved_by receiver, a transfer on a node-pair link pauses while its receiver

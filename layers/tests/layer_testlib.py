@@ -10,6 +10,10 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
+                                "tests"))
+from runtime_noise import without_runtime_noise  # noqa: E402  (shared with bench/tests)
+
 BIN = sys.argv[1] if len(sys.argv) > 1 else ""
 GROUP = sys.argv[2] if len(sys.argv) > 2 else ""
 HAVE_UCX = len(sys.argv) > 3 and sys.argv[3] == "ucx"
@@ -24,17 +28,6 @@ def check(cond, what):
     print(("ok   " if cond else "FAIL ") + what, flush=True)
     if not cond:
         failures.append(what)
-
-
-# Open MPI's runtime (its libevent) sometimes warns while the job tears down after a rank
-# exits early ("[warn] Epoll MOD(1) on fd 23 failed ... Bad file descriptor"; upstream
-# open-mpi/ompi#2004, #5520). That line is mpirun's, not the program's: the one-line
-# error checks read stderr without it.
-RUNTIME_NOISE = re.compile(r"^\[warn\] Epoll [A-Z]+\(\d+\) on fd \d+ failed\..*$\n?", re.M)
-
-
-def without_runtime_noise(err):
-    return RUNTIME_NOISE.sub("", err)
 
 
 def run(binary, args, np, env=None):
