@@ -110,7 +110,8 @@ struct Reader {
   // {"one_way": x, "both_ways": y} of non-negative numbers, or of [bytes, seconds] lists.
   void check_directions(const json& v, const std::string& path, bool lists) const {
     if (!v.is_object()) fail(path + " must be an object with one_way and/or both_ways");
-    only_keys(v, {"one_way", "both_ways"}, "direction in " + path);
+    only_keys(v, {"one_way", "both_ways", "one_way_input", "both_ways_input"},
+              "direction in " + path);
     for (const auto& [key, x] : v.items()) {
       if (lists) check_points(x, path + "." + key);
       else value(x, path + "." + key, Rule::non_negative);
@@ -145,23 +146,48 @@ struct Reader {
     return b;
   }
 
+  // Appends a band's point (bytes, and a bandwidth in bytes/s times bwurate) to a curve.
+  static void add_point(SizeCurve& curve, double bytes, double bandwidth, double bwurate) {
+    curve.bytes.push_back(bytes);
+    curve.seconds.push_back(bytes / (bandwidth * bwurate));
+  }
+
+  // The input curves' key (one_way_input, both_ways_input) must be in every band or in
+  // none: a curve with holes would fall back to the written bytes' rate at some sizes.
+  void input_key_everywhere(const json& bands, const std::string& cls, const char* key) const {
+    const bool first = bands.front().is_object() && bands.front().contains(key);
+    for (std::size_t i = 1; i < bands.size(); ++i)
+      if (bands[i].is_object() && bands[i].contains(key) != first)
+        fail(cls + ".bands[" + std::to_string(i) + "]." + key + ": must be in every band or in none");
+  }
+
   // A link class's bands: per band the bandwidth one way and (optionally) both ways, in
-  // bytes/s, times bwurate; turned into the port-time curves.
+  // bytes/s, times bwurate, for bytes written in the call and (optionally) for the
+  // caller's input; turned into the port-time curves.
   void link_bands(const json& link, const std::string& cls, LinkParams& p) const {
     const json& bands = bands_of(link, cls);
+    input_key_everywhere(bands, cls, "one_way_input");
+    input_key_everywhere(bands, cls, "both_ways_input");
     for (std::size_t i = 0; i < bands.size(); ++i) {
       const std::string path = cls + ".bands[" + std::to_string(i) + "]";
       const json& band = bands[i];
       const double bytes = band_bytes(band, path, p.one_way);
-      only_keys(band, {"bytes", "one_way", "both_ways", "spread", "points"}, "key in " + path);
+      only_keys(band, {"bytes", "one_way", "both_ways", "one_way_input", "both_ways_input",
+                       "spread", "points"},
+                "key in " + path);
       const double one = number(band, "one_way", path + ".one_way", Rule::positive);
       const double both = optional(band, "both_ways", path + ".both_ways", Rule::positive, one);
       if (band.contains("spread")) check_directions(band.at("spread"), path + ".spread", false);
       if (band.contains("points")) check_directions(band.at("points"), path + ".points", true);
-      p.one_way.bytes.push_back(bytes);
-      p.one_way.seconds.push_back(bytes / (one * p.bwurate));
-      p.both_ways.bytes.push_back(bytes);
-      p.both_ways.seconds.push_back(bytes / (both * p.bwurate));
+      add_point(p.one_way, bytes, one, p.bwurate);
+      add_point(p.both_ways, bytes, both, p.bwurate);
+      if (band.contains("one_way_input"))
+        add_point(p.one_way_input, bytes,
+                  number(band, "one_way_input", path + ".one_way_input", Rule::positive), p.bwurate);
+      if (band.contains("both_ways_input"))
+        add_point(p.both_ways_input, bytes,
+                  number(band, "both_ways_input", path + ".both_ways_input", Rule::positive),
+                  p.bwurate);
     }
     p.bandwidth = bands.back().at("one_way").get<double>();  // the largest band's
   }

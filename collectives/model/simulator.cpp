@@ -13,7 +13,8 @@
 //   is receiving, or the receiver sending, on that class). With inter_node links
 //   per_node_pair, a message between nodes queues instead on the one link from its
 //   sender's node to its receiver's, and the opposite direction is the link back.
-//   When that changes mid-way, the rest goes at the other rate. On a class whose bytes the receiver's CPU moves
+//   When that changes mid-way, the rest goes at the other rate. A message whose bytes
+//   are the caller's input uses the class's input curves where the model has them. On a class whose bytes the receiver's CPU moves
 //   (moved_by receiver), a transfer pauses while its receiver reduces or copies. It
 //   arrives link_delay after its last byte left.
 // - Sends and receives match in order per (src, dst, seq, tag), as MPI matches them.
@@ -77,6 +78,7 @@ struct Transfer {
   int out = 0, in = 0;  // the ports it queues on (one and the same for a node-pair link)
   std::uint8_t cls = kIntra;
   bool started = false, both_ways = false, paused = false;
+  bool from_input = false;  // its bytes are the caller's input (TraceEvent::from_input)
   int refs = 2;  // its send's and its receive's waits still to come; 0: the slot is free
   double bytes = 0;
   double done = 0;   // share of the port time behind it, 0..1, as of `since`
@@ -198,7 +200,7 @@ class Simulator {
   }
   double port_seconds(const Transfer& t) const {
     const double footprint = std::max(ranks_[idx(t.src)].footprint, ranks_[idx(t.dst)].footprint);
-    return params(t.cls).port_seconds(t.bytes, t.both_ways, footprint);
+    return params(t.cls).port_seconds(t.bytes, t.both_ways, footprint, t.from_input);
   }
   bool must_pause(const Transfer& t) const {
     return params(t.cls).moved_by == MovedBy::receiver && ranks_[idx(t.dst)].computing;
@@ -406,6 +408,7 @@ bool Simulator::send(int r, const TraceEvent& e) {
   t.dst = e.peer;
   t.cls = static_cast<std::uint8_t>(cls);
   t.bytes = static_cast<double>(e.bytes);
+  t.from_input = e.from_input;
   set_ports(t);
   s.posted.back().transfer = id;
   if (const auto p = channels_.send({r, e.peer, e.seq, e.tag}, id)) {  // a receive takes it

@@ -26,9 +26,12 @@ double SizeCurve::seconds_within(double size, double footprint) const {
   return std::max(alone, size * seconds_for(footprint) / footprint);
 }
 
-double LinkParams::port_seconds(double bytes, bool opposite_busy, double footprint) const {
-  if (opposite_busy && !both_ways.empty()) return both_ways.seconds_within(bytes, footprint);
-  if (!one_way.empty()) return one_way.seconds_within(bytes, footprint);
+double LinkParams::port_seconds(double bytes, bool opposite_busy, double footprint,
+                                bool from_input) const {
+  const SizeCurve& one = from_input && !one_way_input.empty() ? one_way_input : one_way;
+  const SizeCurve& both = from_input && !both_ways_input.empty() ? both_ways_input : both_ways;
+  if (opposite_busy && !both.empty()) return both.seconds_within(bytes, footprint);
+  if (!one.empty()) return one.seconds_within(bytes, footprint);
   return bytes / achieved_bandwidth();
 }
 

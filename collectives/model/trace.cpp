@@ -1,7 +1,7 @@
 // Per-rank traces: the builders the recorder and the tests use, and a byte form for
 // gathering them (little-endian fields, so it does not depend on struct layout):
 //   "CSTR" | version u32 | event count u64 | events: op u8, peer i32, seq u32, tag u32,
-//   request u32, bytes u64
+//   request u32, bytes u64, flags u8 (bit 0: from_input)
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -13,9 +13,9 @@ namespace collscope {
 namespace {
 
 constexpr std::array<std::uint8_t, 4> kMagic = {'C', 'S', 'T', 'R'};
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;
 constexpr std::size_t kHeaderBytes = 16;
-constexpr std::size_t kEventBytes = 1 + 4 + 4 + 4 + 4 + 8;
+constexpr std::size_t kEventBytes = 1 + 4 + 4 + 4 + 4 + 8 + 1;
 
 template <class T>
 void put(std::vector<std::uint8_t>& out, T value) {
@@ -51,9 +51,9 @@ std::uint32_t next_index(const RankTrace& t) {
 }  // namespace
 
 std::uint32_t RankTrace::send(int peer, std::uint64_t bytes, std::uint32_t tag,
-                              std::uint32_t seq) {
+                              std::uint32_t seq, bool from_input) {
   const std::uint32_t id = next_index(*this);
-  events.push_back({TraceOp::send, peer, seq, tag, 0, bytes});
+  events.push_back({TraceOp::send, peer, seq, tag, 0, bytes, from_input});
   return id;
 }
 
@@ -109,6 +109,7 @@ std::vector<std::uint8_t> serialize_trace(const RankTrace& trace) {
     put(out, e.tag);
     put(out, e.request);
     put(out, e.bytes);
+    put(out, static_cast<std::uint8_t>(e.from_input ? 1 : 0));
   }
   return out;
 }
@@ -131,6 +132,9 @@ RankTrace parse_trace(std::span<const std::uint8_t> bytes) {
     e.tag = in.get<std::uint32_t>();
     e.request = in.get<std::uint32_t>();
     e.bytes = in.get<std::uint64_t>();
+    const auto flags = in.get<std::uint8_t>();
+    if (flags > 1) throw RuntimeError("trace: bad event flags");
+    e.from_input = flags == 1;
   }
   if (in.left() != 0) throw RuntimeError("trace: trailing bytes");
   return t;

@@ -101,6 +101,27 @@ TEST(ModelFileV2, PortTimeBetweenAndBeyondTheBands) {
   EXPECT_EQ(p.port_seconds(0, true), 0);
 }
 
+// The input curves: read where a band has them, used for a message from the caller's
+// input only; without them such a message costs what written bytes cost.
+TEST(ModelFileV2, InputCurvesPriceMessagesFromTheInput) {
+  std::string text = kV2;
+  auto add = [&](const std::string& at, const std::string& keys) {
+    text.replace(text.find(at), at.size(), at + keys);
+  };
+  add("\"one_way\": 1e9, \"both_ways\": 0.5e9", ", \"one_way_input\": 2e9, \"both_ways_input\": 1e9");
+  add("\"one_way\": 4e9, \"both_ways\": 2e9", ", \"one_way_input\": 8e9, \"both_ways_input\": 5e9");
+  const LinkParams with = parse_model(text, "m.json").intra_node;
+  ASSERT_EQ(with.one_way_input.bytes.size(), 2u);
+  EXPECT_DOUBLE_EQ(with.port_seconds(1024, false, 0, true), 1024 / 2e9);
+  EXPECT_DOUBLE_EQ(with.port_seconds(1048576, true, 0, true), 1048576 / 5e9);
+  EXPECT_DOUBLE_EQ(with.port_seconds(1048576, false, 0, false), 1048576 / 4e9);  // written
+  EXPECT_DOUBLE_EQ(with.port_seconds(1048576, true, 0, false), 1048576 / 2e9);
+  const LinkParams without = parse_model(kV2, "m.json").intra_node;
+  EXPECT_TRUE(without.one_way_input.empty());
+  EXPECT_DOUBLE_EQ(without.port_seconds(1048576, true, 0, true), 1048576 / 2e9);
+  EXPECT_DOUBLE_EQ(without.port_seconds(1048576, false, 0, true), 1048576 / 4e9);
+}
+
 TEST(ModelFileV2, AVersionOneFileIsOneBand) {
   const Model m = parse_model(R"({"reduce_rate": 4e9, "copy_rate": 0,
       "intra_node": {"bandwidth": 2e9, "bwurate": 0.5, "link_delay": 2e-6, "start_lat": 0,
@@ -147,6 +168,12 @@ TEST(ModelFileV2, EveryProblemIsOneLineNamingFileAndParameter) {
       {"\"one_way\": 4e9", "\"one_way\": 0", "intra_node.bands[1].one_way must be positive"},
       {"\"both_ways\": 2e9", "\"both_ways\": null", "intra_node.bands[1].both_ways must be a number"},
       {"\"both_ways\": 2e9", "\"other_way\": 2e9", "unknown key in intra_node.bands[1] 'other_way'"},
+      {"\"both_ways\": 2e9", "\"both_ways\": 2e9, \"one_way_input\": 5e9",
+       "intra_node.bands[1].one_way_input: must be in every band or in none"},
+      {"\"both_ways\": 0.5e9,", "\"both_ways\": 0.5e9, \"both_ways_input\": 1e9,",
+       "intra_node.bands[1].both_ways_input: must be in every band or in none"},
+      {"\"bandwidth\": 1e9,", "\"bands\": [{\"bytes\": 1, \"one_way\": 1, \"one_way_input\": 0}],",
+       "inter_node.bands[0].one_way_input must be positive"},
       {"\"one_way\": 0.01", "\"one_way\": -0.01", "intra_node.bands[0].spread.one_way must be non-negative"},
       {"[[1024, 2.1e-6], [1024, 2.2e-6]]", "[[1024]]", "intra_node.bands[0].points.one_way[0] must be [bytes, seconds]"},
       {"\"both_ways\": []", "\"sideways\": []", "unknown direction in intra_node.bands[0].points 'sideways'"},

@@ -80,5 +80,33 @@ TEST(ModelOnSchedules, EveryAlgorithmsTraceReplaysAndCarriesItsTheory) {
   }
 }
 
+// Rank 0's sends, in order: whether each is from the caller's input.
+std::vector<bool> input_flags(Collective c, const char* name, int n, bool in_place) {
+  CollArgs a;
+  a.count = 64 * static_cast<std::size_t>(n);
+  const auto traces = traces_of(*find_algorithm(c, name), n, a, in_place);
+  std::vector<bool> out;
+  for (const TraceEvent& e : traces[0].events)
+    if (e.op == TraceOp::send) out.push_back(e.from_input);
+  return out;
+}
+
+// A send is from the input unless it reads bytes the rank received, reduced or copied
+// earlier in the call.
+TEST(ModelOnSchedules, SendsFromTheInputAreMarked) {
+  using V = std::vector<bool>;
+  // The ring sends its own block from the send buffer, then forwards what it received.
+  EXPECT_EQ(input_flags(Collective::allgather, "ring", 2, false), V({true}));
+  EXPECT_EQ(input_flags(Collective::allgather, "ring", 4, false), V({true, false, false}));
+  // In place the own block already sits in the receive buffer, never written in the call.
+  EXPECT_EQ(input_flags(Collective::allgather, "ring", 2, true), V({true}));
+  // Recursive doubling copies its own block into place first and sends the copy.
+  EXPECT_EQ(input_flags(Collective::allgather, "recursive_doubling", 2, false), V({false}));
+  // The ring all-reduce: input in the reduce-scatter, reduced blocks in the all-gather.
+  EXPECT_EQ(input_flags(Collective::allreduce, "ring", 2, false), V({true, false}));
+  // A broadcast's root sends its buffer, which the call never writes on the root.
+  EXPECT_EQ(input_flags(Collective::broadcast, "binomial", 2, false), V({true}));
+}
+
 }  // namespace
 }  // namespace collscope

@@ -97,6 +97,32 @@ TEST(SimulatorV2, AnExchangeGoesAtTheBothWaysRate) {
   for (double f : simulate_ranks(exchange(1'000'000), {0, 1}, m)) EXPECT_NEAR(f * 1e6, 1007.0, 1e-6);
 }
 
+// A message from the caller's input goes at the input curves' rate, one way or both ways;
+// every other message at the written bytes' (duplex_model: 1000 and 2000 us per MB).
+// Input: 1 MB in 400 us one way, 800 us both ways.
+TEST(SimulatorV2, AMessageFromTheInputGoesAtTheInputRate) {
+  Model m = duplex_model();
+  m.intra_node.one_way_input = {{1e6}, {400e-6}};
+  m.intra_node.both_ways_input = {{1e6}, {800e-6}};
+  // The ping from the input, the pong from where it landed: 5 + (402 + 1002) + 3.
+  std::vector<RankTrace> t(2);
+  t[0].wait(t[0].send(1, 1'000'000, 1, 0, /*from_input=*/true));
+  t[0].wait(t[0].recv(1, 1'000'000, 2));
+  t[1].wait(t[1].recv(0, 1'000'000, 1));
+  t[1].wait(t[1].send(0, 1'000'000, 2));
+  EXPECT_NEAR(predict_us(t, {0, 0}, m), 1412.0, 1e-6);
+  // An exchange of input on both sides: 5 + 800 + 2; of written bytes: 5 + 2000 + 2.
+  std::vector<RankTrace> x(2);
+  for (int r = 0; r < 2; ++r) {
+    const std::uint32_t in = x[r].recv(1 - r, 1'000'000, 0);
+    const std::uint32_t out = x[r].send(1 - r, 1'000'000, 0, 0, true);
+    x[r].wait(in);
+    x[r].wait(out);
+  }
+  for (double f : simulate_ranks(x, {0, 0}, m)) EXPECT_NEAR(f * 1e6, 807.0, 1e-6);
+  for (double f : simulate_ranks(exchange(1'000'000), {0, 0}, m)) EXPECT_NEAR(f * 1e6, 2007.0, 1e-6);
+}
+
 // Rank 0 sends 1 MB at 5 us; rank 1 reduces 2 MB (500 us) first, then sends 1 MB back.
 // 5-505: rank 0's message alone, one way: half of it. 505-1505: both move both ways: the
 // other half of rank 0's, half of rank 1's. 1505-2005: rank 1's rest, one way again.

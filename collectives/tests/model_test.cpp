@@ -143,6 +143,7 @@ TEST(ModelFile, MissingFileAndMissingClass) {
 TEST(Trace, ByteFormRoundTrips) {
   RankTrace t;
   const std::uint32_t s = t.send(3, (std::uint64_t{1} << 40) + 5, 7, 0xfffffff0u);
+  t.send(2, 9, 1, 0, /*from_input=*/true);
   const std::uint32_t r = t.recv(1, 0, 255, 2);
   t.reduce(12);
   t.copy(34);
@@ -154,9 +155,10 @@ TEST(Trace, ByteFormRoundTrips) {
   for (std::size_t i = 0; i < t.events.size(); ++i) {
     const TraceEvent &a = t.events[i], &b = back.events[i];
     EXPECT_TRUE(a.op == b.op && a.peer == b.peer && a.seq == b.seq && a.tag == b.tag &&
-                a.request == b.request && a.bytes == b.bytes)
+                a.request == b.request && a.bytes == b.bytes && a.from_input == b.from_input)
         << "event " << i;
   }
+  EXPECT_TRUE(back.events[1].from_input && !back.events[0].from_input);
   // Two ranks gathered back to back, as MPI_Gatherv lays them out.
   std::vector<std::uint8_t> both = serialize_trace(RankTrace{});
   const int sizes[2] = {static_cast<int>(both.size()), static_cast<int>(one.size())};
@@ -164,7 +166,7 @@ TEST(Trace, ByteFormRoundTrips) {
   const std::vector<RankTrace> all = parse_traces(both, sizes);
   ASSERT_EQ(all.size(), 2u);
   EXPECT_TRUE(all[0].events.empty());
-  EXPECT_EQ(all[1].events.size(), 6u);
+  EXPECT_EQ(all[1].events.size(), 7u);
 }
 
 TEST(Trace, DamagedBytesAreRefused) {
@@ -172,6 +174,9 @@ TEST(Trace, DamagedBytesAreRefused) {
   t.send(1, 8, 0);
   std::vector<std::uint8_t> bytes = serialize_trace(t);
   EXPECT_THROW(parse_trace(std::span(bytes).first(bytes.size() - 1)), RuntimeError);
+  bytes.back() = 2;  // the flags byte: only bit 0 means something
+  EXPECT_THROW(parse_trace(bytes), RuntimeError);
+  bytes.back() = 0;
   bytes[0] = 'X';
   EXPECT_THROW(parse_trace(bytes), RuntimeError);
 }

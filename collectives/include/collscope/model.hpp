@@ -59,12 +59,19 @@ struct LinkParams {
   SizeCurve one_way{};    // port time of a message alone in its direction; empty: bytes /
                           // achieved_bandwidth()
   SizeCurve both_ways{};  // port time while the opposite direction is busy; empty: one_way
+  // The same two for a message whose bytes are the caller's input, unchanged in the call
+  // (TraceEvent::from_input); the two above are then for bytes the sender wrote earlier
+  // in the call. Empty: the message costs what written bytes cost.
+  SizeCurve one_way_input{};
+  SizeCurve both_ways_input{};
   MovedBy moved_by = MovedBy::network;
   Links links = Links::per_rank;
   double achieved_bandwidth() const { return bandwidth * bwurate; }
   // Seconds a message of `bytes` holds the sender's egress and receiver's ingress port,
-  // within a call whose ranks at either end move `footprint` bytes (0: the message alone).
-  double port_seconds(double bytes, bool opposite_busy, double footprint = 0) const;
+  // within a call whose ranks at either end move `footprint` bytes (0: the message alone),
+  // its bytes being the caller's input or written earlier in the call.
+  double port_seconds(double bytes, bool opposite_busy, double footprint = 0,
+                      bool from_input = false) const;
 };
 
 struct Model {
@@ -100,6 +107,11 @@ struct TraceEvent {
   std::uint32_t tag = 0;      // send, recv: the call-local tag
   std::uint32_t request = 0;  // wait: the index of the send or recv event it completes
   std::uint64_t bytes = 0;    // send, recv, reduce, copy
+  // send: its bytes are the caller's input, not written by this rank earlier in the call
+  // (neither received nor the output of a reduction or copy). On shared memory such bytes
+  // still sit clean where the previous call left them; written ones are dirty in the
+  // sender's cache (MODEL.md, "Where the bytes sit").
+  bool from_input = false;
 };
 
 // What one rank did in one call, in order. A send or recv is named by its index in
@@ -107,7 +119,8 @@ struct TraceEvent {
 struct RankTrace {
   std::vector<TraceEvent> events;
 
-  std::uint32_t send(int peer, std::uint64_t bytes, std::uint32_t tag, std::uint32_t seq = 0);
+  std::uint32_t send(int peer, std::uint64_t bytes, std::uint32_t tag, std::uint32_t seq = 0,
+                     bool from_input = false);
   std::uint32_t recv(int peer, std::uint64_t bytes, std::uint32_t tag, std::uint32_t seq = 0);
   void wait(std::uint32_t request);
   void reduce(std::uint64_t bytes);
