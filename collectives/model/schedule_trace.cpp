@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <iterator>
-#include <map>
 
 #include "collscope/sequencer.hpp"
 
@@ -11,45 +10,49 @@ namespace collscope {
 namespace {
 
 // The bytes a rank has written so far in the call (received into, or a reduction's,
-// copy's or division's output), as merged ranges per space of Plan::locate.
+// copy's or division's output), as merged ranges per space of Plan::locate. A sorted
+// vector, not a tree: writes land next to earlier ones, so a rank holds a few ranges,
+// and merging costs no allocation (a tree's node per receive made a ring all-reduce at
+// N = 4096 1.8 times slower to predict).
 class WrittenRanges {
  public:
-  void add(Range r) {
+  void add(const Range& r) {
     if (r.begin >= r.end) return;
     auto& ranges = space(r.space);
-    auto it = ranges.upper_bound(r.begin);  // the first range that starts after r
-    if (it != ranges.begin() && std::prev(it)->second >= r.begin) {
-      --it;  // r extends the range before it (no allocation: the usual case)
-      it->second = std::max(it->second, r.end);
-      absorb(ranges, it);
+    // [lo, hi): the ranges r touches or meets end to end.
+    const auto lo = std::lower_bound(ranges.begin(), ranges.end(), r.begin,
+                                     [](const Span& x, std::size_t b) { return x.end < b; });
+    const auto hi = std::upper_bound(lo, ranges.end(), r.end,
+                                     [](std::size_t e, const Span& x) { return e < x.begin; });
+    if (lo == hi) {
+      ranges.insert(lo, Span{r.begin, r.end});
       return;
     }
-    it = ranges.emplace_hint(it, r.begin, r.end);
-    absorb(ranges, it);
+    lo->begin = std::min(lo->begin, r.begin);
+    lo->end = std::max(std::prev(hi)->end, r.end);
+    ranges.erase(std::next(lo), hi);
   }
   // Whether any byte of r has been written.
   bool touches(const Range& r) const {
     if (r.begin >= r.end || static_cast<std::size_t>(r.space) >= spaces_.size()) return false;
     const auto& ranges = spaces_[static_cast<std::size_t>(r.space)];
-    const auto it = ranges.lower_bound(r.end);  // ranges before it start before r ends
-    return it != ranges.begin() && std::prev(it)->second > r.begin;
+    // The first range that ends after r begins: the only one that can overlap r first.
+    const auto it = std::upper_bound(ranges.begin(), ranges.end(), r.begin,
+                                     [](std::size_t b, const Span& x) { return b < x.end; });
+    return it != ranges.end() && it->begin < r.end;
   }
 
  private:
-  using Ranges = std::map<std::size_t, std::size_t>;  // begin -> end, disjoint, not adjacent
-  Ranges& space(int s) {
+  struct Span {
+    std::size_t begin, end;
+  };
+  using Spans = std::vector<Span>;  // sorted, disjoint, not end to end
+  Spans& space(int s) {
     const auto i = static_cast<std::size_t>(s);
     if (i >= spaces_.size()) spaces_.resize(i + 1);
     return spaces_[i];
   }
-  // Merges the ranges after `it` that it now reaches into it.
-  static void absorb(Ranges& ranges, Ranges::iterator it) {
-    for (auto next = std::next(it); next != ranges.end() && next->first <= it->second;) {
-      it->second = std::max(it->second, next->second);
-      next = ranges.erase(next);
-    }
-  }
-  std::vector<Ranges> spaces_;
+  std::vector<Spans> spaces_;
 };
 
 // Writes the sequencer's operations as trace events; a message's handle is the index of
@@ -71,16 +74,17 @@ struct TraceSink {
   void begin_step(const Step&) {}
   Handle post_recv(const CommOp& op) {
     written.add(plan->locate(op.buf, op.bytes));
-    return push({TraceOp::recv, op.peer, 0, op.tag, 0, op.bytes});
+    return push({.op = TraceOp::recv, .peer = op.peer, .tag = op.tag, .bytes = op.bytes});
   }
   Handle post_send(const CommOp& op) {
     const bool from_input = !written.touches(plan->locate(op.buf, op.bytes));
-    return push({TraceOp::send, op.peer, 0, op.tag, 0, op.bytes, from_input});
+    return push({.op = TraceOp::send, .from_input = from_input, .peer = op.peer, .tag = op.tag,
+                 .bytes = op.bytes});
   }
-  void wait(Handle& h) { push({TraceOp::wait, -1, 0, 0, h, 0}); }
+  void wait(Handle& h) { push({.op = TraceOp::wait, .request = h}); }
   void local(const LocalOp& op) {
     written.add(plan->locate(op.out, op.bytes));
-    push({op.kind == LocalKind::copy ? TraceOp::copy : TraceOp::reduce, -1, 0, 0, 0, op.bytes});
+    push({.op = op.kind == LocalKind::copy ? TraceOp::copy : TraceOp::reduce, .bytes = op.bytes});
   }
 };
 

@@ -12,6 +12,9 @@
 namespace collscope {
 namespace {
 
+// A call at N = 4096 holds millions of events in flight: keep the flag in the padding.
+static_assert(sizeof(TraceEvent) <= 32, "TraceEvent grew past 32 bytes");
+
 constexpr std::array<std::uint8_t, 4> kMagic = {'C', 'S', 'T', 'R'};
 constexpr std::uint32_t kVersion = 2;
 constexpr std::size_t kHeaderBytes = 16;
@@ -53,27 +56,28 @@ std::uint32_t next_index(const RankTrace& t) {
 std::uint32_t RankTrace::send(int peer, std::uint64_t bytes, std::uint32_t tag,
                               std::uint32_t seq, bool from_input) {
   const std::uint32_t id = next_index(*this);
-  events.push_back({TraceOp::send, peer, seq, tag, 0, bytes, from_input});
+  events.push_back({.op = TraceOp::send, .from_input = from_input, .peer = peer, .seq = seq,
+                    .tag = tag, .bytes = bytes});
   return id;
 }
 
 std::uint32_t RankTrace::recv(int peer, std::uint64_t bytes, std::uint32_t tag,
                               std::uint32_t seq) {
   const std::uint32_t id = next_index(*this);
-  events.push_back({TraceOp::recv, peer, seq, tag, 0, bytes});
+  events.push_back({.op = TraceOp::recv, .peer = peer, .seq = seq, .tag = tag, .bytes = bytes});
   return id;
 }
 
 void RankTrace::wait(std::uint32_t request) {
-  events.push_back({TraceOp::wait, -1, 0, 0, request, 0});
+  events.push_back({.op = TraceOp::wait, .request = request});
 }
 
 void RankTrace::reduce(std::uint64_t bytes) {
-  events.push_back({TraceOp::reduce, -1, 0, 0, 0, bytes});
+  events.push_back({.op = TraceOp::reduce, .bytes = bytes});
 }
 
 void RankTrace::copy(std::uint64_t bytes) {
-  events.push_back({TraceOp::copy, -1, 0, 0, 0, bytes});
+  events.push_back({.op = TraceOp::copy, .bytes = bytes});
 }
 
 void TraceTotals::add(const TraceEvent& e) {

@@ -100,18 +100,19 @@ Model parse_model(std::string_view json_text, const std::string& origin);
 
 enum class TraceOp : std::uint8_t { send, recv, wait, reduce, copy };
 
+// Built with designated initializers ({.op = TraceOp::send, .peer = 1, ...}): the members
+// are in the order that packs them into 32 bytes (a call at N = 4096 holds millions).
 struct TraceEvent {
   TraceOp op = TraceOp::send;
+  // send: its bytes are the caller's input, not written by this rank earlier in the call
+  // (neither received nor the output of a reduction or copy). On shared memory the two
+  // sit in different places in the caches (MODEL.md, "Where the bytes sit").
+  bool from_input = false;
   int peer = -1;              // send, recv
   std::uint32_t seq = 0;      // send, recv: the call's sequence number
   std::uint32_t tag = 0;      // send, recv: the call-local tag
   std::uint32_t request = 0;  // wait: the index of the send or recv event it completes
   std::uint64_t bytes = 0;    // send, recv, reduce, copy
-  // send: its bytes are the caller's input, not written by this rank earlier in the call
-  // (neither received nor the output of a reduction or copy). On shared memory such bytes
-  // still sit clean where the previous call left them; written ones are dirty in the
-  // sender's cache (MODEL.md, "Where the bytes sit").
-  bool from_input = false;
 };
 
 // What one rank did in one call, in order. A send or recv is named by its index in
