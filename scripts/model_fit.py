@@ -15,17 +15,25 @@ explains every step; in short:
   bandwidth, a least-squares fit through the origin;
 - overhead (LogP's o) is the slope of a pipelined chain's time against its number of
   messages (`theil_sen`); link_delay is what the smallest ping-pong leaves of o + L + o;
-- start_lat + sync_lat is what the smallest exchange leaves beyond one message.
+- start_lat + sync_lat is what the smallest exchange leaves beyond one message;
+- where a message's bytes sit changes its port time on shared memory: bytes the sender
+  wrote earlier in the call ("written": `one_way`, `both_ways`) against the caller's
+  unchanged input (`one_way_input`, `both_ways_input`). A ping-pong's half round trip is
+  half of each (the ping leaves the payload buffer, the pong leaves where the ping
+  landed); the pong is a one-way send of written bytes with no copy or third rank in it,
+  so the written one-way leg is derived from it: 2 x the ping-pong's port time less the
+  input leg's (`written_ports`; scripts/fit-model's docstring says why).
 
 Every function takes and returns plain numbers, lists and dicts (seconds, bytes).
 """
-import math
 import statistics
 
 MAD_SCALE = 1.4826    # MAD x this = the standard deviation, for normal noise
 OUTLIER_MADS = 3.0    # a repeat this many robust SDs from the median is dropped
 SD_FLOOR = 0.01       # relative: when most repeats agree exactly, 3% off is still kept
 SMALL_SIZES = 3       # the per-message fixed part: the median over this many smallest sizes
+WRITTEN_FLOOR = 0.5   # the derived written leg's port time: at least this x the ping-pong's
+INPUT_KEYS = ("one_way_input", "both_ways_input")  # in every band or in none (the loader)
 
 
 class FitError(Exception):
@@ -169,22 +177,62 @@ def points_of(samples, b):
     return [[b, t] for t in samples[b]]
 
 
-def link_bands(one_way, both_ways, fixed_one, fixed_both):
-    """The model file's bands of one link class: per one-way size, the bandwidth one way
-    and (where measured) both ways, their spreads and the measured points."""
-    one = dict(port_times(one_way, fixed_one))
-    both = dict(port_times(both_ways, fixed_both)) if both_ways else {}
-    spreads_one = {r[0]: r[2] for r in per_size(one_way)}
-    spreads_both = {r[0]: r[2] for r in per_size(both_ways)} if both_ways else {}
+def curve(samples, fixed):
+    """One probe's {bytes: (port seconds, spread, points)}: what a band keeps of it."""
+    ports = dict(port_times(samples, fixed))
+    spreads = {r[0]: r[2] for r in per_size(samples)}
+    return {b: (ports[b], spreads[b], points_of(samples, b)) for b in ports}
+
+
+def written_ports(pingpong, input_port):
+    """{bytes: port seconds} of a message whose bytes the sender wrote in the call, from
+    the ping-pong's port times and the input leg's ({bytes: seconds} each): the half round
+    trip is half an input leg (the ping leaves the payload buffer) and half a written one
+    (the pong leaves where the ping landed), so written = 2 pp - input. Floored at
+    WRITTEN_FLOOR x pp: a noise guard, for when a noisy input leg drives the difference
+    towards zero or below (either placement may be the faster one: that depends on the
+    cache topology, MODEL.md "Where the bytes sit")."""
+    return {b: max(2 * pp - input_port[b], WRITTEN_FLOOR * pp) for b, pp in pingpong.items()}
+
+
+def written_curve(pingpong, input_curve):
+    """The ping-pong's curve with its port times made the written leg's; the spread and
+    points stay the ping-pong's (the derived leg has no repeats of its own)."""
+    ports = written_ports({b: c[0] for b, c in pingpong.items()},
+                          {b: c[0] for b, c in input_curve.items()})
+    return {b: (ports[b], *c[1:]) for b, c in pingpong.items()}
+
+
+def placed_one_way(pingpong, input_curve, fixed):
+    """(written, input) one-way curves from the ping-pong's and the broadcast's. From the
+    ping-pong's n_1/2 up (its port time at least its fixed part) the input leg is the
+    broadcast's and the written one derived (written_curve). Below it both are the
+    ping-pong's own: latency dominates there, the placements differ by less than the
+    probes' noise, and a difference of two noisy probes is the noise doubled."""
+    long = {b for b, c in pingpong.items() if c[0] >= fixed}
+    written = written_curve(pingpong, input_curve)
+    return ({b: written[b] if b in long else c for b, c in pingpong.items()},
+            {b: c if b in long else (pingpong[b][0], *c[1:]) for b, c in input_curve.items()})
+
+
+def check_covers(curves, key):
+    """An input key must be in every band or in none: its probe needs every one-way size."""
+    missing = sorted(set(curves["one_way"]) - set(curves.get(key, curves["one_way"])))
+    if missing:
+        raise FitError(f"the {key} probe has no size {missing[0]} of the ping-pong's")
+
+
+def link_bands(curves):
+    """The model file's bands of one link class from its curves ({key: curve}; one_way
+    required, the others where measured): per one-way size, each key's bandwidth, its
+    spread and its measured points."""
     bands = []
-    for b in sorted(one):
-        band = {"bytes": b, "one_way": b / one[b]}
-        spread = {"one_way": spreads_one[b]}
-        points = {"one_way": points_of(one_way, b)}
-        if b in both:
-            band["both_ways"] = b / both[b]
-            spread["both_ways"] = spreads_both[b]
-            points["both_ways"] = points_of(both_ways, b)
+    for b in sorted(curves["one_way"]):
+        band, spread, points = {"bytes": b}, {}, {}
+        for key, c in curves.items():
+            if b in c:
+                port, spread[key], points[key] = c[b]
+                band[key] = b / port
         band["spread"] = spread
         band["points"] = points
         bands.append(band)
@@ -206,7 +254,7 @@ def curve_seconds(bands, size):
 
 def less_local_work(samples, bands):
     """{bytes: [repeats]} less the time of a local copy of `bytes` on `bands` (the
-    all-to-all both-ways probe copies its own block before it exchanges)."""
+    recursive-doubling all-gather copies its own block before it exchanges)."""
     return {b: [t - curve_seconds(bands, b) for t in v] for b, v in samples.items()}
 
 
@@ -245,21 +293,43 @@ def latencies(fixed_one, fixed_both, overhead, barrier, barrier_messages):
     return link_delay, per_call - sync, sync
 
 
+def link_curves(m):
+    """{key: curve} of one class's measurements: one_way (the written leg where the input
+    one was measured, else the ping-pong's own), one_way_input, both_ways, both_ways_input,
+    each port time beyond its own probe's fixed part (placed_one_way for the two one-way
+    legs below n_1/2)."""
+    fixed_one = fixed_part(m["one_way"])[0]
+    curves = {"one_way": curve(m["one_way"], fixed_one)}
+    for key in ("one_way_input", "both_ways", "both_ways_input"):
+        if m.get(key):
+            curves[key] = curve(m[key], fixed_part(m[key])[0])
+    for key in INPUT_KEYS:
+        check_covers(curves, key)
+    if "one_way_input" in curves:
+        curves["one_way"], curves["one_way_input"] = placed_one_way(
+            curves["one_way"], curves["one_way_input"], fixed_one)
+    return curves
+
+
 def link_class(m):
-    """The model file's link class from one class's measurements `m`: one_way and
-    both_ways ({bytes: [repeats]}), chains ([[(messages, seconds)], ...] per repeat),
-    barrier (seconds or None), barrier_messages."""
+    """The model file's link class from one class's measurements `m`: one_way (the
+    ping-pong, half input and half written), one_way_input, both_ways (written) and
+    both_ways_input ({bytes: [repeats]}; the last three may be empty: no such key in the
+    bands), chains ([[(messages, seconds)], ...] per repeat), barrier (seconds or None),
+    barrier_messages. start_lat + sync_lat come from the input exchange where measured:
+    the written one's probe has a local copy in its fixed part."""
     if len(m["one_way"]) < SMALL_SIZES + 2:
         raise FitError(f"need at least {SMALL_SIZES + 2} ping-pong sizes to fit a link")
     fixed_one, spread_one = fixed_part(m["one_way"])
-    fixed_both, spread_both = fixed_part(m["both_ways"]) if m["both_ways"] else (fixed_one, 0.0)
+    exchange = m.get("both_ways_input") or m.get("both_ways")
+    fixed_both, spread_both = fixed_part(exchange) if exchange else (fixed_one, 0.0)
     o, spread_o = overhead_from_chain(m["chains"], fixed_one / 2)
     link_delay, start, sync = latencies(fixed_one, fixed_both, o, m.get("barrier"),
                                         m.get("barrier_messages", 1))
     return {
         "link_delay": link_delay, "overhead": o, "start_lat": start, "sync_lat": sync,
         "bwurate": 1.0,
-        "bands": link_bands(m["one_way"], m["both_ways"], fixed_one, fixed_both),
+        "bands": link_bands(link_curves(m)),
         "spread": {"link_delay": spread_one, "overhead": spread_o,
                    "start_lat": spread_both, "sync_lat": spread_both},
     }
@@ -269,18 +339,28 @@ def peak_bandwidth(link, key="one_way"):
     return max(band.get(key, band["one_way"]) for band in link["bands"])
 
 
+def gbps_pair(band, key):
+    """'written/input' GB/s of one direction (just the written one without an input key)."""
+    text = f"{band[key] / 1e9:.3f}" if key in band else "nan"
+    return text + (f"/{band[key + '_input'] / 1e9:.3f}" if key + "_input" in band else "")
+
+
+def spread_pair(band, key):
+    s = band.get("spread", {})
+    text = f"{s.get(key, 0) * 100:.1f}"
+    return text + (f"/{s[key + '_input'] * 100:.1f}" if key + "_input" in s else "") + "%"
+
+
 def describe_link(link):
-    """A few lines for the terminal: scalars and one row per band."""
+    """A few lines for the terminal: scalars and one row per band (bandwidths and spreads
+    as written/input where both were measured)."""
     lines = [f"  link_delay {link['link_delay'] * 1e6:.3f} us, overhead "
              f"{link['overhead'] * 1e6:.3f} us, start_lat {link['start_lat'] * 1e6:.3f} us, "
              f"sync_lat {link['sync_lat'] * 1e6:.3f} us",
-             f"  {'bytes':>10} {'one way GB/s':>13} {'spread':>7} {'both ways GB/s':>15} "
-             f"{'spread':>7}"]
+             f"  {'bytes':>10} {'one way GB/s':>15} {'spread':>11} {'both ways GB/s':>15} "
+             f"{'spread':>11}   (written/input)"]
     for band in link["bands"]:
-        s = band.get("spread", {})
-        both = band.get("both_ways")
-        lines.append(f"  {band['bytes']:>10} {band['one_way'] / 1e9:>13.3f} "
-                     f"{s.get('one_way', 0) * 100:>6.1f}% "
-                     f"{(both / 1e9 if both else math.nan):>15.3f} "
-                     f"{s.get('both_ways', 0) * 100:>6.1f}%")
+        lines.append(f"  {band['bytes']:>10} {gbps_pair(band, 'one_way'):>15} "
+                     f"{spread_pair(band, 'one_way'):>11} {gbps_pair(band, 'both_ways'):>15} "
+                     f"{spread_pair(band, 'both_ways'):>11}")
     return lines

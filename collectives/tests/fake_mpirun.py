@@ -11,6 +11,14 @@ i // K with --map-by ppr:K:node, else i // FAKE_SLOTS (by slot). FAKE_LOG: a fil
 gets one line per launch (its arguments, JSON). FAKE_FAIL=BINARY: that binary exits 1.
 The second pingpong launch reports its 1 MiB size 4x too slow: an outlier the fit must
 drop. Every time carries a deterministic jitter of at most 0.3%.
+
+Where a message's bytes sit sets its bandwidth, as on shared memory: the caller's input
+(`one_way_input`, `both_ways_input`) is faster than bytes written earlier in the call
+(`one_way`, `both_ways`), so a fit that mixes them up is caught. The probes:
+pingpong's half round trip is half of each (ping from the payload, pong from where it
+landed); broadcast_binomial on 2 ranks sends input one way; allgather_ring (in place)
+sends input both ways; allgather_recursive_doubling copies its own block (at the copy
+rate), then sends the written copy both ways.
 """
 import json
 import math
@@ -20,13 +28,17 @@ import zlib
 
 INF = math.inf
 # Per link class: wire latency, per-message overhead, start_lat + sync_lat of a call,
-# and bandwidth (bytes/s) by message size: [(below this size, bandwidth), ...].
+# and bandwidth (bytes/s) by message size: [(below this size, bandwidth), ...], for
+# bytes written in the call (one_way, both_ways) and for the caller's input (*_input).
 TRUTH = {
     "intra_node": {"link_delay": 0.3e-6, "overhead": 0.1e-6, "per_call": 1.0e-6,
                    "one_way": [(1 << 20, 10e9), (INF, 5e9)],
-                   "both_ways": [(1 << 20, 8e9), (INF, 4e9)]},
+                   "one_way_input": [(1 << 20, 16e9), (INF, 9e9)],
+                   "both_ways": [(1 << 20, 8e9), (INF, 4e9)],
+                   "both_ways_input": [(1 << 20, 12e9), (INF, 7e9)]},
     "inter_node": {"link_delay": 2.0e-6, "overhead": 0.5e-6, "per_call": 3.0e-6,
-                   "one_way": [(INF, 1e9)], "both_ways": [(INF, 0.9e9)]},
+                   "one_way": [(INF, 1e9)], "one_way_input": [(INF, 1.25e9)],
+                   "both_ways": [(INF, 0.9e9)], "both_ways_input": [(INF, 1.1e9)]},
     "reduce": [(1 << 20, 20e9), (INF, 8e9)],
     "copy": [(INF, 30e9)],
     "barrier": 1.5e-6,
@@ -90,7 +102,7 @@ def pingpong(flags, nodes, launch):
             for y in range(n):
                 if x != y:
                     cls = "intra_node" if nodes[x] == nodes[y] else "inter_node"
-                    t = fixed(cls) + port(cls, "one_way", b)
+                    t = fixed(cls) + (port(cls, "one_way_input", b) + port(cls, "one_way", b)) / 2
                     if launch == 1 and b == 1 << 20:
                         t *= 4  # the outlier
                     m[x][y] = t * jitter("pp", b, x * n + y, launch) * 1e6
@@ -103,25 +115,45 @@ def pair_class(nodes):
     return "intra_node" if nodes[0] == nodes[1] else "inter_node"
 
 
+def in_place_only(flags, wanted):
+    """The all-gathers answer only as fit-model runs them (ring in place, recursive doubling
+    not): run otherwise, their bytes would sit elsewhere than TRUTH says."""
+    if ("--in-place" in flags) != wanted:
+        sys.exit(f"fake_mpirun: this probe runs {'' if wanted else 'not '}in place")
+
+
+def broadcast(flags, nodes, launch):
+    """broadcast_binomial on 2 ranks: the root's input, one way."""
+    cls = pair_class(nodes)
+    for b in sweep(flags):
+        t = TRUTH[cls]["per_call"] + fixed(cls) + port(cls, "one_way_input", b)
+        yield {"collective": "broadcast", "algorithm": "binomial", "bytes": b, "nranks": 2,
+               "node_of_rank": nodes, "sent_bytes": [b, 0],
+               "time_us": t * jitter("bc", b, launch) * 1e6}
+
+
 def allgather(flags, nodes, launch):
+    """allgather_ring in place: each rank's own block (input), both ways."""
+    in_place_only(flags, True)
     cls = pair_class(nodes)
     for d in sweep(flags):
-        t = TRUTH[cls]["per_call"] + fixed(cls) + port(cls, "both_ways", d // 2)
+        t = TRUTH[cls]["per_call"] + fixed(cls) + port(cls, "both_ways_input", d // 2)
         yield {"collective": "allgather", "algorithm": "ring", "bytes": d, "nranks": 2,
                "node_of_rank": nodes, "sent_bytes": [d // 2, d // 2],
                "time_us": t * jitter("ag", d, launch) * 1e6}
 
 
-def pairwise(flags, nodes, launch):
-    """alltoall_pairwise: the own block's copy, then one exchange."""
+def recursive_doubling(flags, nodes, launch):
+    """allgather_recursive_doubling: the own block's copy, then one exchange of the copy."""
+    in_place_only(flags, False)
     cls = pair_class(nodes)
     for d in sweep(flags):
         b = d // 2
         t = TRUTH[cls]["per_call"] + fixed(cls) + b / rate(TRUTH["copy"], b) + \
             port(cls, "both_ways", b)
-        yield {"collective": "alltoall", "algorithm": "pairwise", "bytes": d, "nranks": 2,
-               "node_of_rank": nodes, "sent_bytes": [b, b],
-               "time_us": t * jitter("a2a", d, launch) * 1e6}
+        yield {"collective": "allgather", "algorithm": "recursive_doubling", "bytes": d,
+               "nranks": 2, "node_of_rank": nodes, "sent_bytes": [b, b],
+               "time_us": t * jitter("rd", d, launch) * 1e6}
 
 
 def chain(flags, nodes, launch):
@@ -147,8 +179,8 @@ def reduce_rate(flags, nodes, launch):
         b *= int(float(flags["--factor"]))
 
 
-PROBES = {"pingpong": pingpong, "allgather_ring": allgather, "alltoall_pairwise": pairwise,
-          "broadcast_chain": chain,
+PROBES = {"pingpong": pingpong, "broadcast_binomial": broadcast, "allgather_ring": allgather,
+          "allgather_recursive_doubling": recursive_doubling, "broadcast_chain": chain,
           "barrier_mpi": barrier, "collscope_reduce_rate": reduce_rate}
 
 

@@ -3,12 +3,13 @@
 synthetic numbers, scripts/fit-model against fake_mpirun.py (an imagined cluster with
 known costs), and both scripts' command lines.
 
-  unit   robust statistics, isotonic fit, slopes, pair classes, bands, accuracy bands
+  unit   robust statistics, isotonic fit, slopes, pair classes, bands, the written
+         one-way leg derived from the ping-pong and the input leg, accuracy bands
   fake   fit-model on 2 nodes x 2 slots through fake_mpirun (hostfile passthrough, pair
-         placement, intra / inter classes, an outlier dropped; every fitted parameter
-         against the truth), on one node (inter = intra, the all-to-all both-ways probe
-         with its copy subtracted), a misplaced pair and a failing run (exit 3, nothing
-         written)
+         placement, intra / inter classes, an outlier dropped; every fitted parameter,
+         written and input bandwidths, against the truth), on one node (inter = intra,
+         the probes named, the recursive doubling's copy subtracted), a misplaced pair and
+         a failing run (exit 3, nothing written)
   cli    bad usage of fit-model and model-check (exit 2, one line, nothing written); with
          --bin: a short real fit on 2 ranks whose file the binaries load, a short
          model-check with it, and scripts/report's band table and model's pick
@@ -95,7 +96,7 @@ def unit_bands():
     near(ports[65536], 65536 / 1e9 - 16 / 1e9, 1e-9, "port time at 64 KiB")
     near(ports[1 << 20], (1 << 20) / 1e9 - 16 / 1e9, 1e-9, "the outlier does not move 1 MiB")
     check(ports[8] > 0, "below the noise, port time is floored at bytes / peak")
-    bands = fit.link_bands(one, {}, fixed, fixed)
+    bands = fit.link_bands({"one_way": fit.curve(one, fixed)})
     check([b["bytes"] for b in bands] == sorted(one), "one band per size")
     check("both_ways" not in bands[0] and bands[0]["points"]["one_way"][0] == [8, one[8][0]],
           "bands keep their points; no both-ways band without both-ways data")
@@ -124,6 +125,69 @@ def unit_bands():
         check(False, "flat times cannot give a bandwidth")
     except fit.FitError:
         check(True, "flat times cannot give a bandwidth (FitError)")
+
+
+def pp_and_input(sizes, input_bw, written_bw):
+    """Synthetic ping-pong (half input, half written; fixed 1 us) and broadcast (fixed
+    3 us) times, 3 equal repeats per size."""
+    pp = {b: [1e-6 + (b / input_bw + b / written_bw) / 2] * 3 for b in sizes}
+    return pp, {b: [3e-6 + b / input_bw] * 3 for b in sizes}
+
+
+def unit_written():
+    """The written one-way leg: 2 x the ping-pong's port time less the input leg's."""
+    check(fit.written_ports({1024: 3.0, 2048: 1.0}, {1024: 2.0, 2048: 1.8}) ==
+          {1024: 4.0, 2048: 0.5}, "written = 2 pp - input, floored at half the ping-pong's")
+    sizes = [8 << k for k in range(14)]  # 8 B to 64 KiB
+    pp, bc = pp_and_input(sizes, 2e9, 1e9)
+    m = {"one_way": pp, "one_way_input": bc, "both_ways": {}, "both_ways_input": {},
+         "chains": [[(16, 1e-6), (64, 2e-6)]], "barrier": None}
+    link = fit.link_class(m)
+    band = band_at(link, 65536)
+    # each port time is beyond its probe's 16 B time: pp (b - 16) x 0.75 ns, bc (b - 16) x
+    # 0.5 ns, so 2 pp - bc = (b - 16) x 1 ns, the written 1 GB/s
+    near(band["one_way"], 65536 / (65520 / 1e9), 1e-9, "one_way: the written leg, derived")
+    near(band["one_way_input"], 65536 / (65520 / 2e9), 1e-9, "one_way_input: the broadcast's")
+    check(band["points"]["one_way"] == fit.points_of(pp, 65536) and
+          band["points"]["one_way_input"] == fit.points_of(bc, 65536) and
+          band["spread"]["one_way"] == fit.robust(pp[65536])[1],
+          "the written leg keeps the ping-pong's points and spread")
+    check(all("one_way_input" in b for b in link["bands"]) and
+          not any("both_ways" in b or "both_ways_input" in b for b in link["bands"]),
+          "one_way_input in every band; no both-ways keys unmeasured")
+    row = next(line for line in fit.describe_link(link) if line.split()[0] == "65536")
+    check("1.000/2.000" in row, f"describe_link shows written/input: {row.strip()}")
+    # below the ping-pong's n_1/2 (port time under its 1 us fixed part: up to 1 KiB here)
+    # both legs are the ping-pong's own; from 2 KiB up they differ
+    small, large = band_at(link, 1024), band_at(link, 2048)
+    check(small["one_way"] == small["one_way_input"] and
+          large["one_way"] < large["one_way_input"] / 1.5,
+          f"below n_1/2 written = input = the ping-pong's: {small['one_way']:.4g} "
+          f"{small['one_way_input']:.4g}; above they differ: {large['one_way']:.4g} "
+          f"{large['one_way_input']:.4g}")
+    near(small["one_way"], band_at(fit.link_class(dict(m, one_way_input={})), 1024)["one_way"],
+         1e-12, "and the ping-pong's own bandwidth there")
+    plain = fit.link_class(dict(m, one_way_input={}))
+    near(band_at(plain, 65536)["one_way"], 65536 / (65520 * 0.75e-9), 1e-9,
+         "no input leg measured: one_way is the ping-pong's own")
+    check(not any("one_way_input" in b for b in plain["bands"]), "and no one_way_input key")
+    slow = pp_and_input(sizes, 0.5e9, 1e9)[1]  # input port 2 ns/B > 1.5 x pp's 0.75 ns/B
+    near(band_at(fit.link_class(dict(m, one_way_input=slow)), 65536)["one_way"],
+         65536 / (0.5 * 65520 * 0.75e-9), 1e-9, "2 pp - input below half pp: the floor")
+    try:
+        fit.link_class(dict(m, one_way_input={b: v for b, v in bc.items() if b != 1024}))
+        check(False, "an input probe missing a ping-pong size is refused")
+    except fit.FitError as e:
+        check("1024" in str(e), f"an input probe missing a ping-pong size: FitError ({e})")
+    both = {b: [9e-6 + b / 1e9] * 3 for b in sizes}
+    both_in = {b: [4e-6 + b / 2e9] * 3 for b in sizes}
+    link = fit.link_class(dict(m, both_ways=both, both_ways_input=both_in))
+    near(link["start_lat"] + link["sync_lat"],
+         fit.fixed_part(both_in)[0] - fit.fixed_part(pp)[0], 1e-9,
+         "start + sync: the input exchange's fixed part (no copy in it) less the ping-pong's")
+    band = band_at(link, 65536)
+    near(band["both_ways"], 65536 / (65520 / 1e9), 1e-9, "both_ways from its own probe")
+    near(band["both_ways_input"], 65536 / (65520 / 2e9), 1e-9, "both_ways_input from its own")
 
 
 def unit_accuracy():
@@ -159,8 +223,9 @@ def fit_model(tmp, *extra, env=None):
 
 
 def fake_bin(tmp):
-    for name in ("pingpong", "allgather_ring", "alltoall_pairwise", "broadcast_chain",
-                 "barrier_mpi", "collscope_reduce_rate"):
+    for name in ("pingpong", "broadcast_binomial", "allgather_ring",
+                 "allgather_recursive_doubling", "broadcast_chain", "barrier_mpi",
+                 "collscope_reduce_rate"):
         path = os.path.join(tmp, name)
         with open(path, "w") as f:
             f.write("#!/bin/sh\nexit 1\n")
@@ -171,6 +236,12 @@ def band_at(link, nbytes):
     return next(b for b in link["bands"] if b["bytes"] == nbytes)
 
 
+def truth_port(cls, way, size):
+    """A probe's port time as the fit measures it: beyond the smallest sizes' time (the
+    fixed part holds 16 B's port time), so 16 B's port less."""
+    return fake_mpirun.port(cls, way, size) - fake_mpirun.port(cls, way, 16)
+
+
 def check_link(link, cls):
     t = fake_mpirun.TRUTH[cls]
     near(link["link_delay"], t["link_delay"], 0.03, f"{cls} link_delay")
@@ -178,10 +249,18 @@ def check_link(link, cls):
     near(link["start_lat"] + link["sync_lat"], t["per_call"], 0.02, f"{cls} start + sync")
     for size in (64 << 10, 512 << 10, 1 << 20, 16 << 20):
         band = band_at(link, size)
-        for way in ("one_way", "both_ways"):
-            # the port time is measured beyond the smallest sizes' time: 16 B's port less
-            want = size / (size / fake_mpirun.rate(t[way], size) - 16 / fake_mpirun.rate(t[way], 16))
-            near(band[way], want, 0.01, f"{cls} {way} bandwidth at {size} B")
+        # The ping-pong's half round trip is half input, half written; beyond its own 16 B
+        # time its port time is (in + wr) / 2 less (in_16 + wr_16) / 2, the broadcast's
+        # in - in_16, so 2 pp - bc = wr - wr_16: the written leg, as the other probes.
+        pp = (truth_port(cls, "one_way_input", size) + truth_port(cls, "one_way", size)) / 2
+        want = {"one_way": size / (2 * pp - truth_port(cls, "one_way_input", size))}
+        for way in ("one_way_input", "both_ways", "both_ways_input"):
+            want[way] = size / truth_port(cls, way, size)
+        for way, bw in want.items():
+            near(band[way], bw, 0.01, f"{cls} {way} bandwidth at {size} B")
+        check(band["one_way_input"] > 1.1 * band["one_way"] and
+              band["both_ways_input"] > 1.1 * band["both_ways"],
+              f"{cls} at {size} B: input and written told apart")
         check(band["spread"]["one_way"] < 0.01, f"{cls} spread at {size} B is small")
 
 
@@ -208,6 +287,9 @@ def fake_two_nodes():
         dropped = model["fitted_on"]["outliers_dropped"]
         check(dropped["intra_node.one_way"] >= 1 and dropped["inter_node.one_way"] >= 1,
               f"outliers counted: {dropped}")
+        check(all(f"{c}.{k}" in dropped for c in ("intra_node", "inter_node")
+                  for k in ("one_way_input", "both_ways", "both_ways_input")),
+              "outliers counted for every probe")
         reduce = {b["bytes"]: b["rate"] for b in model["reduce_rate"]["bands"]}
         near(reduce[64 << 10], 20e9, 0.01, "reduce rate in cache")
         near(reduce[16 << 20], 8e9, 0.01, "reduce rate from memory")
@@ -215,30 +297,44 @@ def fake_two_nodes():
         launches = [json.loads(line) for line in open(os.path.join(tmp, "log"))]
         check(all("--hostfile" in a and "/nowhere/hosts" in a for a in launches),
               "--mpirun-args reaches every launch")
-        pairs = [a for a in launches if a[-1].endswith(("allgather_ring", "broadcast_chain"))]
-        check(sum("ppr:2:node" in a for a in pairs) == sum("ppr:1:node" in a for a in pairs) == 6,
-              "the 2-rank probes run 3 times on one node and 3 times across two")
+        pairs = [a for a in launches if a[-1].endswith(
+            ("broadcast_binomial", "allgather_ring", "allgather_recursive_doubling",
+             "broadcast_chain"))]
+        check(sum("ppr:2:node" in a for a in pairs) == sum("ppr:1:node" in a for a in pairs) ==
+              12, "the four 2-rank probes run 3 times on one node and 3 times across two")
         check(not os.path.exists(out + ".tmp"), "no FILE.tmp left")
 
 
 def fake_one_node():
     with tempfile.TemporaryDirectory() as tmp:
         fake_bin(tmp)
-        p, out = fit_model(tmp, "--np", "2", "--repeats", "3", "--both-ways-probe",
-                           "alltoall_pairwise", env={"FAKE_NODES": "1"})
+        p, out = fit_model(tmp, "--np", "2", "--repeats", "3", env={"FAKE_NODES": "1"})
         if not check(p.returncode == 0, f"fit-model on one fake node exits 0 ({p.stderr})"):
             return
         model = json.load(open(out))
-        check_link(model["intra_node"], "intra_node")  # the other both-ways probe
-        check(model["fitted_on"]["both_ways_probe"] == "alltoall_pairwise", "the probe is named")
+        check_link(model["intra_node"], "intra_node")
+        probes = model["fitted_on"].get("probes", {})
+        check(set(probes) == {"one_way", "one_way_input", "both_ways", "both_ways_input"} and
+              "pingpong" in probes["one_way"] and
+              "broadcast_binomial" in probes["one_way_input"] and
+              "allgather_recursive_doubling" in probes["both_ways"] and
+              "allgather_ring --in-place" in probes["both_ways_input"] and
+              "both_ways_probe" not in model["fitted_on"], f"fitted_on.probes names them: {probes}")
+        # The recursive doubling copies its block (at the 30 GB/s copy rate) first; left
+        # in, the copy would take the both-ways bandwidth far from the truth.
+        size, t = 16 << 20, fake_mpirun.TRUTH
+        copy = size / fake_mpirun.rate(t["copy"], size) - 16 / fake_mpirun.rate(t["copy"], 16)
+        want = size / truth_port("intra_node", "both_ways", size)
+        with_copy = size / (truth_port("intra_node", "both_ways", size) + copy)
+        got = band_at(model["intra_node"], size)["both_ways"]
+        check(abs(with_copy - want) > 0.05 * want and abs(got - want) <= 0.01 * want,
+              f"the recursive doubling's copy is subtracted ({got:.4g}, not {with_copy:.4g})")
         launches = [json.loads(line) for line in open(os.path.join(tmp, "log"))]
-        check(any(a[-1].endswith("alltoall_pairwise") for a in launches) and
-              not any(a[-1].endswith("allgather_ring") for a in launches),
-              "--both-ways-probe picks the exchange that runs")
         check(model["inter_node"] == model["intra_node"], "one node: inter_node = intra_node")
         check("copy of intra_node" in model["source"], f"source says so: {model['source']}")
-        launches = [json.loads(line) for line in open(os.path.join(tmp, "log"))]
         check(not any("--map-by" in a for a in launches), "one node: no placement flags")
+        check(not any(a[-1].endswith("alltoall_pairwise") for a in launches),
+              "the all-to-all probe is gone")
 
 
 def fake_failures():
@@ -276,12 +372,15 @@ def cli_usage():
     expect_usage("fit-model", ["--max-bytes", "3K"], "power of two", "--max-bytes 3K")
     expect_usage("fit-model", ["--bin", "/nonexistent"], "no binary 'pingpong'", "no binaries")
     expect_usage("fit-model", ["--bogus"], "unrecognized arguments", "an unknown flag")
+    expect_usage("fit-model", ["--both-ways-probe", "allgather_ring"], "unrecognized arguments",
+                 "the removed --both-ways-probe")
     expect_usage("model-check", ["--bin", bin_dir, "--model", "/nonexistent.json"],
                  "no model file", "a missing model file")
-    expect_usage("model-check", ["--bin", bin_dir, "--algorithms", "allreduce_nope"],
-                 "allreduce_nope", "an unknown algorithm")
     expect_usage("model-check", ["--iters", "0"], "--iters must be at least 1", "--iters 0")
-    if ARGS.bin:  # vendor binaries are no hand-written algorithms (reduce_scatter_mpi!)
+    if ARGS.bin:  # an algorithm is looked for among the binaries, which must exist
+        expect_usage("model-check", ["--bin", bin_dir, "--algorithms", "allreduce_nope"],
+                     "allreduce_nope", "an unknown algorithm")
+        # vendor binaries are no hand-written algorithms (reduce_scatter_mpi!)
         for vendor in ("reduce_scatter_mpi", "allreduce_mpi"):
             expect_usage("model-check", ["--bin", bin_dir, "--algorithms", vendor],
                          f"no hand-written algorithm binary '{vendor}'", f"--algorithms {vendor}")
@@ -309,6 +408,9 @@ def cli_real():
         check(model["version"] == 2 and model["intra_node"]["bands"][-1]["bytes"] == 65536,
               "the fit's bands reach --max-bytes")
         check(all(b["one_way"] > 0 for b in model["intra_node"]["bands"]), "bandwidths positive")
+        check(all(b.get(k, 0) > 0 for b in model["intra_node"]["bands"]
+                  for k in ("one_way_input", "both_ways", "both_ways_input")),
+              "every band has the written and input bandwidths both ways")
         p, rows = mpirun_json("allreduce_ring", ["-b", "1K", "-e", "64K", "-f", "8", "-n", "2",
                                                  "-w", "0", "--model", out])
         check(p.returncode == 0 and rows and all(r["predicted_us"] > 0 for r in rows),
@@ -376,7 +478,7 @@ def cli_report():
 
 
 GROUPS = {
-    "unit": [unit_robust, unit_shapes, unit_classes, unit_bands, unit_accuracy],
+    "unit": [unit_robust, unit_shapes, unit_classes, unit_bands, unit_written, unit_accuracy],
     "fake": [fake_two_nodes, fake_one_node, fake_failures],
     "cli": [cli_usage],
 }
