@@ -16,9 +16,9 @@ Where a message's bytes sit sets its bandwidth, as on shared memory: the caller'
 (`one_way_input`, `both_ways_input`) is faster than bytes written earlier in the call
 (`one_way`, `both_ways`), so a fit that mixes them up is caught. The probes:
 pingpong's half round trip is half of each (ping from the payload, pong from where it
-landed); broadcast_binomial on 2 ranks sends input one way; allgather_ring (in place)
-sends input both ways; allgather_recursive_doubling copies its own block (at the copy
-rate), then sends the written copy both ways.
+landed); broadcast_binomial on 2 ranks sends input one way; alltoall_pairwise copies its
+own block (at the copy rate), then sends input both ways; allgather_recursive_doubling
+copies its own block, then sends the written copy both ways.
 """
 import json
 import math
@@ -115,11 +115,11 @@ def pair_class(nodes):
     return "intra_node" if nodes[0] == nodes[1] else "inter_node"
 
 
-def in_place_only(flags, wanted):
-    """The all-gathers answer only as fit-model runs them (ring in place, recursive doubling
-    not): run otherwise, their bytes would sit elsewhere than TRUTH says."""
-    if ("--in-place" in flags) != wanted:
-        sys.exit(f"fake_mpirun: this probe runs {'' if wanted else 'not '}in place")
+def out_of_place_only(flags):
+    """The exchanges answer only as fit-model runs them (not in place): run otherwise,
+    their bytes would sit elsewhere than TRUTH says."""
+    if "--in-place" in flags:
+        sys.exit("fake_mpirun: this probe runs out of place")
 
 
 def broadcast(flags, nodes, launch):
@@ -132,20 +132,23 @@ def broadcast(flags, nodes, launch):
                "time_us": t * jitter("bc", b, launch) * 1e6}
 
 
-def allgather(flags, nodes, launch):
-    """allgather_ring in place: each rank's own block (input), both ways."""
-    in_place_only(flags, True)
+def pairwise(flags, nodes, launch):
+    """alltoall_pairwise: the own block's copy, then one exchange from the send buffer
+    (input)."""
+    out_of_place_only(flags)
     cls = pair_class(nodes)
     for d in sweep(flags):
-        t = TRUTH[cls]["per_call"] + fixed(cls) + port(cls, "both_ways_input", d // 2)
-        yield {"collective": "allgather", "algorithm": "ring", "bytes": d, "nranks": 2,
-               "node_of_rank": nodes, "sent_bytes": [d // 2, d // 2],
-               "time_us": t * jitter("ag", d, launch) * 1e6}
+        b = d // 2
+        t = TRUTH[cls]["per_call"] + fixed(cls) + b / rate(TRUTH["copy"], b) + \
+            port(cls, "both_ways_input", b)
+        yield {"collective": "alltoall", "algorithm": "pairwise", "bytes": d, "nranks": 2,
+               "node_of_rank": nodes, "sent_bytes": [b, b],
+               "time_us": t * jitter("a2a", d, launch) * 1e6}
 
 
 def recursive_doubling(flags, nodes, launch):
     """allgather_recursive_doubling: the own block's copy, then one exchange of the copy."""
-    in_place_only(flags, False)
+    out_of_place_only(flags)
     cls = pair_class(nodes)
     for d in sweep(flags):
         b = d // 2
@@ -179,7 +182,7 @@ def reduce_rate(flags, nodes, launch):
         b *= int(float(flags["--factor"]))
 
 
-PROBES = {"pingpong": pingpong, "broadcast_binomial": broadcast, "allgather_ring": allgather,
+PROBES = {"pingpong": pingpong, "broadcast_binomial": broadcast, "alltoall_pairwise": pairwise,
           "allgather_recursive_doubling": recursive_doubling, "broadcast_chain": chain,
           "barrier_mpi": barrier, "collscope_reduce_rate": reduce_rate}
 
