@@ -88,12 +88,46 @@ struct TraceSink {
   }
 };
 
+// Only what a call writes (a pass of the sequencer that records nothing else).
+struct WriteSink {
+  using Handle = std::uint32_t;
+  const Plan* plan;
+  WrittenRanges written{};
+
+  void begin_step(const Step&) {}
+  Handle post_recv(const CommOp& op) {
+    written.add(plan->locate(op.buf, op.bytes));
+    return 0;
+  }
+  Handle post_send(const CommOp&) { return 0; }
+  void wait(Handle&) {}
+  void local(const LocalOp& op) { written.add(plan->locate(op.out, op.bytes)); }
+};
+
+// What counts as written when the call starts. In place, the receive buffer holds the
+// caller's input, but in a loop of calls the previous call wrote its result there: bytes
+// this call writes at any point were written just before it starts (dirty in the cache,
+// like bytes written in the call), and only those it never writes are the input.
+// Out of place nothing: a valid schedule reads nothing but the send buffer before
+// writing it, and never writes the send buffer.
+WrittenRanges written_before(const Algorithm& algo, int rank, int nranks, const CollArgs& args,
+                             bool in_place) {
+  if (!in_place) return {};
+  Plan plan = make_plan(algo, rank, nranks, args, in_place);
+  Steps steps = schedule_of(algo, plan);
+  WriteSink sink{&plan};
+  SequencerState<std::uint32_t> state;
+  sequence(plan, steps, sink, state);
+  return std::move(sink.written);
+}
+
 // One rank's trace, produced a step at a time as the simulator asks for it.
 class ScheduleSource final : public EventSource {
  public:
   ScheduleSource(const Algorithm& algo, int rank, int nranks, const CollArgs& args,
                  bool in_place)
       : plan_(make_plan(algo, rank, nranks, args, in_place)), steps_(schedule_of(algo, plan_)) {
+    sink_.written = written_before(algo, rank, nranks, args, in_place);
     sequence_begin(state_);
   }
   bool fill(std::vector<TraceEvent>& out) override {
@@ -114,22 +148,13 @@ class ScheduleSource final : public EventSource {
 
 }  // namespace
 
-RankTrace trace_of(Plan& plan, Steps& steps) {
-  RankTrace t;
-  TraceSink sink{&plan, &t.events};
-  SequencerState<std::uint32_t> state;
-  sequence(plan, steps, sink, state);
-  return t;
-}
-
 std::vector<RankTrace> traces_of(const Algorithm& algo, int nranks, const CollArgs& args,
                                  bool in_place) {
-  std::vector<RankTrace> out;
-  out.reserve(static_cast<std::size_t>(nranks));
+  std::vector<RankTrace> out(static_cast<std::size_t>(nranks));
   for (int r = 0; r < nranks; ++r) {
-    Plan plan = make_plan(algo, r, nranks, args, in_place);
-    Steps steps = schedule_of(algo, plan);
-    out.push_back(trace_of(plan, steps));
+    ScheduleSource source(algo, r, nranks, args, in_place);
+    while (source.fill(out[static_cast<std::size_t>(r)].events)) {
+    }
   }
   return out;
 }

@@ -92,7 +92,7 @@ std::vector<bool> input_flags(Collective c, const char* name, int n, bool in_pla
 }
 
 // A send is from the input unless it reads bytes the rank received, reduced or copied
-// earlier in the call.
+// earlier in the call (in place: or that the call writes at all).
 TEST(ModelOnSchedules, SendsFromTheInputAreMarked) {
   using V = std::vector<bool>;
   // The ring sends its own block from the send buffer, then forwards what it received.
@@ -104,6 +104,9 @@ TEST(ModelOnSchedules, SendsFromTheInputAreMarked) {
   EXPECT_EQ(input_flags(Collective::allgather, "recursive_doubling", 2, false), V({false}));
   // The ring all-reduce: input in the reduce-scatter, reduced blocks in the all-gather.
   EXPECT_EQ(input_flags(Collective::allreduce, "ring", 2, false), V({true, false}));
+  // In place its first send reads a block the all-gather overwrites later in the call:
+  // in a loop of calls the previous call wrote it just before.
+  EXPECT_EQ(input_flags(Collective::allreduce, "ring", 2, true), V({false, false}));
   // A broadcast's root sends its buffer, which the call never writes on the root.
   EXPECT_EQ(input_flags(Collective::broadcast, "binomial", 2, false), V({true}));
 }

@@ -12,10 +12,11 @@
 
 namespace collscope {
 
-// One rank's trace: sends, receives, waits, reductions and copies (avg's division
-// counts as a reduction: it reads and writes every element once).
-RankTrace trace_of(Plan& plan, Steps& steps);
-// Every rank's trace of one call of a hand-written algorithm.
+// Every rank's trace of one call of a hand-written algorithm: sends, receives, waits,
+// reductions and copies (avg's division counts as a reduction: it reads and writes
+// every element once); a send is marked from_input when it reads none of the bytes the
+// rank wrote earlier in the call (in place: or that the call writes at all, which a
+// previous call of a loop wrote just before; MODEL.md, "Where the bytes sit").
 std::vector<RankTrace> traces_of(const Algorithm& algo, int nranks, const CollArgs& args,
                                  bool in_place);
 
