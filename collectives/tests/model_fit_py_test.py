@@ -417,7 +417,20 @@ def cli_real():
                                                  "-w", "0", "--model", out])
         check(p.returncode == 0 and rows and all(r["predicted_us"] > 0 for r in rows),
               "allreduce_ring loads the fitted file and predicts every row")
+        # A second model 100 times too slow in every bandwidth and rate: every cell misses.
+        slow = os.path.join(tmp, "slow.json")
+        for link in (model["intra_node"], model["inter_node"]):
+            for band in link["bands"]:
+                for key in ("one_way", "both_ways", "one_way_input", "both_ways_input"):
+                    if key in band:
+                        band[key] /= 100
+        for kind in ("reduce_rate", "copy_rate"):
+            for band in model[kind]["bands"]:
+                band["rate"] /= 100
+        with open(slow, "w") as f:
+            json.dump(model, f)
         p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "model-check"), "--model", out,
+                            "--model", slow,
                             "--bin", ARGS.bin, "--algorithms", "allreduce_ring,broadcast_chain",
                             "--sizes", "-b 1K -e 64K -f 8", "--repeats", "1", "--iters", "2",
                             "--json", os.path.join(tmp, "check.json")],
@@ -428,6 +441,11 @@ def cli_real():
         check({(r["collective"], r["algorithm"]) for r in result["rows"]} ==
               {("allreduce", "ring"), ("broadcast", "chain")} and len(result["rows"]) == 6,
               "model-check's JSON holds one row per algorithm and size")
+        each = result.get("accuracy_per_model", {})
+        check(set(each) == {out, slow} and each[slow]["outside"] == each[slow]["cells"] > 0 and
+              each[out]["cells"] == each[slow]["cells"] and
+              f"{slow}: {each[slow]['outside']} of" in p.stdout,
+              f"every model's accuracy against the same runs: {each}")
 
 
 def md_table_after(text, heading):
