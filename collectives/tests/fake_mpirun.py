@@ -132,31 +132,27 @@ def broadcast(flags, nodes, launch):
                "time_us": t * jitter("bc", b, launch) * 1e6}
 
 
-def pairwise(flags, nodes, launch):
-    """alltoall_pairwise: the own block's copy, then one exchange from the send buffer
-    (input)."""
+def exchange(flags, nodes, launch, way, collective, algorithm):
+    """A 2-rank exchange as fit-model runs it (out of place): the own block's copy, then
+    one message each way at the `way` bandwidth."""
     out_of_place_only(flags)
     cls = pair_class(nodes)
     for d in sweep(flags):
         b = d // 2
-        t = TRUTH[cls]["per_call"] + fixed(cls) + b / rate(TRUTH["copy"], b) + \
-            port(cls, "both_ways_input", b)
-        yield {"collective": "alltoall", "algorithm": "pairwise", "bytes": d, "nranks": 2,
+        t = TRUTH[cls]["per_call"] + fixed(cls) + b / rate(TRUTH["copy"], b) + port(cls, way, b)
+        yield {"collective": collective, "algorithm": algorithm, "bytes": d, "nranks": 2,
                "node_of_rank": nodes, "sent_bytes": [b, b],
-               "time_us": t * jitter("a2a", d, launch) * 1e6}
+               "time_us": t * jitter(algorithm, d, launch) * 1e6}
+
+
+def pairwise(flags, nodes, launch):
+    """alltoall_pairwise: it sends from the send buffer (input)."""
+    return exchange(flags, nodes, launch, "both_ways_input", "alltoall", "pairwise")
 
 
 def recursive_doubling(flags, nodes, launch):
-    """allgather_recursive_doubling: the own block's copy, then one exchange of the copy."""
-    out_of_place_only(flags)
-    cls = pair_class(nodes)
-    for d in sweep(flags):
-        b = d // 2
-        t = TRUTH[cls]["per_call"] + fixed(cls) + b / rate(TRUTH["copy"], b) + \
-            port(cls, "both_ways", b)
-        yield {"collective": "allgather", "algorithm": "recursive_doubling", "bytes": d,
-               "nranks": 2, "node_of_rank": nodes, "sent_bytes": [b, b],
-               "time_us": t * jitter("rd", d, launch) * 1e6}
+    """allgather_recursive_doubling: it sends the copy it has just made (written)."""
+    return exchange(flags, nodes, launch, "both_ways", "allgather", "recursive_doubling")
 
 
 def chain(flags, nodes, launch):
