@@ -254,7 +254,8 @@ def curve_seconds(bands, size):
 
 def less_local_work(samples, bands):
     """{bytes: [repeats]} less the time of a local copy of `bytes` on `bands` (the
-    recursive-doubling all-gather copies its own block before it exchanges)."""
+    both-ways probes, the all-to-all and the recursive-doubling all-gather, copy their
+    own block before they exchange)."""
     return {b: [t - curve_seconds(bands, b) for t in v] for b, v in samples.items()}
 
 
@@ -316,8 +317,8 @@ def link_class(m):
     ping-pong, half input and half written), one_way_input, both_ways (written) and
     both_ways_input ({bytes: [repeats]}; the last three may be empty: no such key in the
     bands), chains ([[(messages, seconds)], ...] per repeat), barrier (seconds or None),
-    barrier_messages. start_lat + sync_lat come from the input exchange where measured:
-    the written one's probe has a local copy in its fixed part."""
+    barrier_messages. start_lat + sync_lat come from the input exchange where measured,
+    else from the written one (a class without placements keeps every exchange there)."""
     if len(m["one_way"]) < SMALL_SIZES + 2:
         raise FitError(f"need at least {SMALL_SIZES + 2} ping-pong sizes to fit a link")
     fixed_one, spread_one = fixed_part(m["one_way"])

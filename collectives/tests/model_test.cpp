@@ -10,6 +10,7 @@
 #include "collscope/algorithm.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/model.hpp"
+#include "../model/written_ranges.hpp"
 #include "collscope/textbook_formulas.hpp"
 
 namespace collscope {
@@ -167,6 +168,33 @@ TEST(Trace, ByteFormRoundTrips) {
   ASSERT_EQ(all.size(), 2u);
   EXPECT_TRUE(all[0].events.empty());
   EXPECT_EQ(all[1].events.size(), 7u);
+}
+
+// The written ranges behind from_input: merged when they overlap or meet end to end,
+// kept apart across a gap and per buffer space; a range touches them when it shares a
+// byte, not when it only meets one end.
+TEST(Trace, WrittenRangesMergeAndAnswerOverlaps) {
+  detail::WrittenRanges w;
+  EXPECT_FALSE(w.touches({0, 0, 10}));
+  w.add({0, 100, 200});
+  w.add({0, 300, 400});  // a gap: two ranges
+  EXPECT_TRUE(w.touches({0, 150, 160}));
+  EXPECT_TRUE(w.touches({0, 199, 301}));
+  EXPECT_FALSE(w.touches({0, 200, 300}));  // the gap exactly
+  EXPECT_FALSE(w.touches({0, 0, 100}));    // ends where the first begins
+  EXPECT_FALSE(w.touches({0, 400, 500}));
+  EXPECT_FALSE(w.touches({1, 150, 160}));  // another buffer
+  EXPECT_FALSE(w.touches({0, 150, 150}));  // empty
+  w.add({0, 200, 300});  // fills the gap: one range 100-400
+  EXPECT_TRUE(w.touches({0, 250, 251}));
+  w.add({0, 50, 100});   // meets the front
+  w.add({0, 390, 450});  // overlaps the back
+  EXPECT_TRUE(w.touches({0, 50, 51}) && w.touches({0, 449, 450}));
+  EXPECT_FALSE(w.touches({0, 0, 50}) || w.touches({0, 450, 460}));
+  w.add({0, 0, 1000});   // swallows everything
+  EXPECT_TRUE(w.touches({0, 999, 1000}));
+  w.add({3, 10, 20});    // a space beyond the ones seen
+  EXPECT_TRUE(w.touches({3, 19, 30}) && !w.touches({2, 10, 20}));
 }
 
 TEST(Trace, DamagedBytesAreRefused) {
