@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
 
 #include "collscope/errors.hpp"
 #include "collscope/model.hpp"
@@ -166,8 +167,9 @@ struct Reader {
   // caller's input; turned into the port-time curves.
   void link_bands(const json& link, const std::string& cls, LinkParams& p) const {
     const json& bands = bands_of(link, cls);
-    input_key_everywhere(bands, cls, "one_way_input");
-    input_key_everywhere(bands, cls, "both_ways_input");
+    const std::pair<const char*, SizeCurve*> input_curves[] = {
+        {"one_way_input", &p.one_way_input}, {"both_ways_input", &p.both_ways_input}};
+    for (const auto& [key, curve] : input_curves) input_key_everywhere(bands, cls, key);
     for (std::size_t i = 0; i < bands.size(); ++i) {
       const std::string path = cls + ".bands[" + std::to_string(i) + "]";
       const json& band = bands[i];
@@ -181,13 +183,9 @@ struct Reader {
       if (band.contains("points")) check_directions(band.at("points"), path + ".points", true);
       add_point(p.one_way, bytes, one, p.bwurate);
       add_point(p.both_ways, bytes, both, p.bwurate);
-      if (band.contains("one_way_input"))
-        add_point(p.one_way_input, bytes,
-                  number(band, "one_way_input", path + ".one_way_input", Rule::positive), p.bwurate);
-      if (band.contains("both_ways_input"))
-        add_point(p.both_ways_input, bytes,
-                  number(band, "both_ways_input", path + ".both_ways_input", Rule::positive),
-                  p.bwurate);
+      for (const auto& [key, curve] : input_curves)
+        if (band.contains(key))
+          add_point(*curve, bytes, number(band, key, path + "." + key, Rule::positive), p.bwurate);
     }
     p.bandwidth = bands.back().at("one_way").get<double>();  // the largest band's
   }

@@ -14,6 +14,7 @@ using detail::WrittenRanges;
 // many batches they are written in). A send is marked from_input unless it reads a byte
 // the rank has written earlier in the call, in the sequencer's order (a receive counts
 // as written from when it is posted: no valid schedule sends what it is receiving).
+// Without `out` it only keeps the written ranges (written_before's pass).
 struct TraceSink {
   using Handle = std::uint32_t;
   const Plan* plan;
@@ -22,7 +23,7 @@ struct TraceSink {
   WrittenRanges written{};
 
   Handle push(const TraceEvent& e) {
-    out->push_back(e);
+    if (out) out->push_back(e);
     return next++;
   }
   void begin_step(const Step&) {}
@@ -42,22 +43,6 @@ struct TraceSink {
   }
 };
 
-// Only what a call writes (a pass of the sequencer that records nothing else).
-struct WriteSink {
-  using Handle = std::uint32_t;
-  const Plan* plan;
-  WrittenRanges written{};
-
-  void begin_step(const Step&) {}
-  Handle post_recv(const CommOp& op) {
-    written.add(plan->locate(op.buf, op.bytes));
-    return 0;
-  }
-  Handle post_send(const CommOp&) { return 0; }
-  void wait(Handle&) {}
-  void local(const LocalOp& op) { written.add(plan->locate(op.out, op.bytes)); }
-};
-
 // What counts as written when the call starts. In place, the receive buffer holds the
 // caller's input, but in a loop of calls the previous call wrote its result there: bytes
 // this call writes at any point were written just before it starts (dirty in the cache,
@@ -69,7 +54,7 @@ WrittenRanges written_before(const Algorithm& algo, int rank, int nranks, const 
   if (!in_place) return {};
   Plan plan = make_plan(algo, rank, nranks, args, in_place);
   Steps steps = schedule_of(algo, plan);
-  WriteSink sink{&plan};
+  TraceSink sink{&plan};
   SequencerState<std::uint32_t> state;
   sequence(plan, steps, sink, state);
   return std::move(sink.written);

@@ -14,9 +14,10 @@
 //   per_node_pair, a message between nodes queues instead on the one link from its
 //   sender's node to its receiver's, and the opposite direction is the link back.
 //   When that changes mid-way, the rest goes at the other rate. A message whose bytes
-//   are the caller's input uses the class's input curves where the model has them. On a class whose bytes the receiver's CPU moves
-//   (moved_by receiver), a transfer pauses while its receiver reduces or copies. It
-//   arrives link_delay after its last byte left.
+//   are the caller's input uses the class's input curves where the model has them. On
+//   a class whose bytes the receiver's CPU moves (moved_by receiver), a transfer pauses
+//   while its receiver reduces or copies. It arrives link_delay after its last byte
+//   left.
 // - Sends and receives match in order per (src, dst, seq, tag), as MPI matches them.
 // - Waiting on a receive moves the clock to max(clock, arrival), then adds `overhead`;
 //   the rank sleeps until the matching send has arrived. Waiting on a send moves it to
