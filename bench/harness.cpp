@@ -39,6 +39,8 @@
 namespace collscope::bench {
 namespace {
 
+constexpr std::size_t kCopyFields = 4;  // CopyVolume's counters, as gathered
+
 // ---- small helpers -------------------------------------------------------------------
 
 std::string command_line(int argc, char** argv) {
@@ -83,6 +85,7 @@ class Runner {
   void load_model();
   void check_constraints(const std::vector<Case>& cases) const;
   Measurement measure(const Case& c, benchmark::State& state);
+  Measurement measure_with_buffers(const Case& c, benchmark::State& state);
 
   int rank() const { return rank_; }
   MPI_Comm ctrl() const { return ctrl_; }
@@ -107,7 +110,7 @@ class Runner {
   double timed_loop(const CollArgs& a);
   std::vector<double> timed_graphs(const CollArgs& a, int replays);
   void time_case(Measurement& m, const CollArgs& a, benchmark::State& state);
-  void collect_copies(Measurement& m, const std::vector<std::uint64_t>& all);
+  void collect_copies(Measurement& m, const CollArgs& a, const std::vector<std::uint64_t>& all);
   void barrier();
   void collect_volume(Measurement& m, const CollArgs& a);
   static void check_volume(Measurement& m, std::size_t r, std::size_t p, const RankVolume& counted,
@@ -298,28 +301,36 @@ double Runner::timed_loop(const CollArgs& a) {
   return slowest(elapsed_us(t0) / opts_.iters);
 }
 
-// --graph N: N calls captured once in a CUDA graph; each replay after a barrier, timed to
-// its end, divided by N.
+// --graph N: N calls captured in a CUDA graph; each replay after a barrier, timed to its
+// end, divided by N. Two graphs of the same calls take turns: the ipc path's flags are
+// values the replay writes again, which only a replay of the other graph sets apart
+// (device/ipc_link.cpp).
 std::vector<double> Runner::timed_graphs(const CollArgs& a, int replays) {
   device::Runtime& rt = device::runtime();
   const device::Stream s = executor().queue().handle;
-  rt.begin_capture(s);
-  for (int i = 0; i < opts_.graph_calls; ++i) run_collective(comm_, algo_, a);
-  const device::Graph g = rt.end_capture(s);
+  device::Graph graphs[2] = {nullptr, nullptr};
+  auto destroy = [&] {
+    for (device::Graph g : graphs) rt.destroy_graph(g);
+  };
   std::vector<double> out;
   try {
+    for (device::Graph& g : graphs) {
+      rt.begin_capture(s);
+      for (int i = 0; i < opts_.graph_calls; ++i) run_collective(comm_, algo_, a);
+      g = rt.end_capture(s);
+    }
     for (int i = 0; i < replays; ++i) {
       barrier();
       const auto t0 = std::chrono::steady_clock::now();
-      rt.launch(g, s);
-      rt.synchronize(s);
+      rt.launch(graphs[i % 2], s);
+      executor().synchronize();
       out.push_back(slowest(elapsed_us(t0) / opts_.graph_calls));
     }
   } catch (...) {
-    rt.destroy_graph(g);
+    destroy();
     throw;
   }
-  rt.destroy_graph(g);
+  destroy();
   return out;
 }
 
@@ -355,14 +366,14 @@ void Runner::time_case(Measurement& m, const CollArgs& a, benchmark::State& stat
 // theory: all three must agree, per rank and per peer.
 void Runner::collect_volume(Measurement& m, const CollArgs& a) {
   // Row r of the gathered table: rank r's per-peer counts, 4 numbers per peer, then its
-  // copies (3 numbers).
+  // copies (kCopyFields numbers).
   const std::size_t n = static_cast<std::size_t>(nranks_);
-  const std::size_t width = n * 4 + 3;
+  const std::size_t width = n * 4 + kCopyFields;
   std::vector<std::uint64_t> mine, all(rank_ == 0 ? n * width : 0);
   for (const RankVolume& v : executor().traffic().per_peer())
     mine.insert(mine.end(), {v.sent_bytes, v.sent_msgs, v.recv_bytes, v.recv_msgs});
   const CopyVolume& c = executor().traffic().copies();
-  mine.insert(mine.end(), {c.to_host, c.to_device, c.from_peer});
+  mine.insert(mine.end(), {c.to_host, c.to_device, c.from_peer, c.reduced_from_peer});
   {
     program::WatchedSection w("volume gather");
     MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, all.data(),
@@ -390,30 +401,39 @@ void Runner::collect_volume(Measurement& m, const CollArgs& a) {
       if (m.volume_ok) check_volume(m, r, p, counted, planned[p], theory[p], cell(p, r));
     }
   }
-  collect_copies(m, all);
+  collect_copies(m, a, all);
   m.volume_checked = true;
 }
 
 // The staged and ipc paths' copies against their theory, which follows from the wire's:
 // a staged rank copies to the host what it sends and to the device what it receives; an
-// ipc rank copies out of its peers' memory what it receives.
-void Runner::collect_copies(Measurement& m, const std::vector<std::uint64_t>& all) {
+// ipc rank copies out of its peers' memory what it receives, except the receives a
+// reduction consumes, which it reduces in the sender's memory (planned from the
+// schedule, consumed_receives.hpp; none with --no-fuse).
+void Runner::collect_copies(Measurement& m, const CollArgs& a, const std::vector<std::uint64_t>& all) {
   if (path_ != "staged" && path_ != "ipc") return;
-  const std::size_t n = static_cast<std::size_t>(nranks_), width = n * 4 + 3;
+  const std::size_t n = static_cast<std::size_t>(nranks_), width = n * 4 + kCopyFields;
   for (std::size_t r = 0; r < n; ++r) {
     const std::uint64_t* c = &all[r * width + n * 4];
-    m.copies.push_back({c[0], c[1], c[2]});
+    m.copies.push_back({c[0], c[1], c[2], c[3]});
     const RankVolume& t = m.theory[r];
-    m.theory_copies.push_back(path_ == "staged" ? CopyVolume{t.sent_bytes, t.recv_bytes, 0}
-                                                : CopyVolume{0, 0, t.recv_bytes});
+    const std::uint64_t consumed =
+        path_ == "ipc" && opts_.fuse
+            ? planned_consumed_bytes(algo_, static_cast<int>(r), nranks_, a, opts_.in_place)
+            : 0;
+    m.theory_copies.push_back(path_ == "staged"
+                                  ? CopyVolume{t.sent_bytes, t.recv_bytes, 0, 0}
+                                  : CopyVolume{0, 0, t.recv_bytes - consumed, consumed});
     if (m.volume_ok && !(m.copies[r] == m.theory_copies[r])) {
+      const CopyVolume& want = m.theory_copies[r];
       m.volume_ok = false;
       m.volume_error = "rank " + std::to_string(r) + " copied " + std::to_string(c[0]) +
                        " B to the host, " + std::to_string(c[1]) + " B to the device, " +
-                       std::to_string(c[2]) + " B from peers; the theory says " +
-                       std::to_string(m.theory_copies[r].to_host) + ", " +
-                       std::to_string(m.theory_copies[r].to_device) + ", " +
-                       std::to_string(m.theory_copies[r].from_peer) + " B";
+                       std::to_string(c[2]) + " B from peers and reduced " + std::to_string(c[3]) +
+                       " B in peers' memory; the theory says " + std::to_string(want.to_host) +
+                       ", " + std::to_string(want.to_device) + ", " +
+                       std::to_string(want.from_peer) + " and " +
+                       std::to_string(want.reduced_from_peer) + " B";
     }
   }
 }
@@ -470,7 +490,16 @@ void Runner::collect_check(Measurement& m, const Case& c, const CollArgs& a) {
   }
 }
 
+// One row: its buffers live for the row, then go (collectively: the ipc path unmaps
+// them on every rank first).
 Measurement Runner::measure(const Case& c, benchmark::State& state) {
+  Measurement m = measure_with_buffers(c, state);
+  barrier();
+  executor().release_freed_buffers();
+  return m;
+}
+
+Measurement Runner::measure_with_buffers(const Case& c, benchmark::State& state) {
   CollArgs a = make_args(c);
   verify::CallBuffers buffers(coll_, a, opts_.in_place, rank_, nranks_);
   verify::fill_collective_input(coll_, a,
@@ -495,6 +524,7 @@ Measurement Runner::measure(const Case& c, benchmark::State& state) {
   m.iters = opts_.iters;
   m.warmup = opts_.warmup;
   m.path = path_;
+  if (opts_.memory == MemoryKind::device) m.wait = std::string(wait_policy_name(opts_.wait));
   m.timing = opts_.graph_calls > 0 ? "graph" : opts_.timing;
   if (opts_.transport == "nccl") m.nccl_version = nccl_runtime_version();
   m.graph_calls = opts_.graph_calls;
@@ -520,8 +550,6 @@ Measurement Runner::measure(const Case& c, benchmark::State& state) {
 
   time_case(m, a, state);
   m.summarise(busbw_factor(coll_, nranks_));
-  barrier();
-  executor().forget_buffers();  // the buffers go when this returns
   return m;
 }
 
@@ -696,6 +724,7 @@ int benchmark_main(std::string_view collective, std::string_view algorithm, int 
       return static_cast<int>(kExitOk);
     }
     check_collective_options(*coll, *algo, opts);
+    set_wait_policy(opts.wait);
     RunInfo info{name, std::string(collective), std::string(algorithm), opts.transport,
                  command_line(argc, argv), environment_of(opts), nranks, nullptr};
     Runner runner(*algo, *coll, opts, info, MPI_COMM_WORLD);

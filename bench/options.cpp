@@ -73,13 +73,36 @@ void validate_common_options(const Options& o) {
   validate_device_options(o);
 }
 
+void add_device_wait_options(CLI::App& app, std::string& wait, std::string& ipc_copy, bool& fuse) {
+  app.add_option("--wait", wait, "-m device: how the host waits for the GPU and the path's "
+                 "transport: spin (the default), yield (more ranks than cores) or block");
+  app.add_option("--ipc-copy", ipc_copy, "--path ipc: the copy out of a peer's memory: auto "
+                 "(the default), engine (copy engine) or kernel");
+  app.add_flag("--no-fuse{false}", fuse, "--path ipc: copy a received block a reduction consumes, "
+               "instead of reducing it straight from the sender's memory");
+}
+
+void apply_device_wait_options(const CLI::App& app, const std::string& wait,
+                               const std::string& ipc_copy, Options& o) {
+  const auto w = parse_wait_policy(wait);
+  if (!w) throw UsageError("--wait must be spin, yield or block, got '" + wait + "'");
+  o.wait = *w;
+  o.wait_given = app.count("--wait") > 0;
+  const auto c = parse_ipc_copy(ipc_copy);
+  if (!c) throw UsageError("--ipc-copy must be auto, engine or kernel, got '" + ipc_copy + "'");
+  o.ipc_copy = *c;
+  o.ipc_copy_given = app.count("--ipc-copy") > 0;
+}
+
 BackendSpec backend_spec(const Options& o) {
   BackendSpec b;
   b.transport = o.transport;
   b.memory = o.memory;
   if (!o.path.empty()) b.path = parse_path(o.path);
   b.device_map = o.device_map;
-  b.stage_chunk = o.stage_chunk;
+  b.device.stage_chunk = o.stage_chunk;
+  b.device.ipc_copy = o.ipc_copy;
+  b.device.fuse = o.fuse;
   return b;
 }
 
@@ -95,13 +118,18 @@ void validate_device_options(const Options& o) {
   if (o.stage_chunk == 0) throw UsageError("--stage-chunk must be at least 1 byte");
   if (o.stage_chunk_given && (!device || o.transport == "nccl" || (!o.path.empty() && o.path != "staged")))
     throw UsageError("--stage-chunk applies to the staged path (-m device, --path staged or the default)");
+  if (o.wait_given && !device) throw UsageError("--wait applies to -m device");
+  const bool ipc = device && o.path == "ipc";
+  if ((o.ipc_copy_given || !o.fuse) && !ipc)
+    throw UsageError("--ipc-copy and --no-fuse apply to -m device --path ipc");
   if (o.timing != "call" && o.timing != "loop")
     throw UsageError("--timing must be call or loop, got '" + o.timing + "'");
   if (o.graph_calls < 0) throw UsageError("--graph must be at least 1 (calls per graph)");
   if (o.graph_calls > 0) {
-    if (o.transport != "nccl")
+    if (o.transport != "nccl" && !ipc)
       throw UsageError("--graph captures calls whose every operation is on the GPU stream: "
-                       "-t nccl only (the mpi and ucx paths synchronise with the host inside a call)");
+                       "-t nccl or --path ipc (the staged and cuda_aware paths wait for the GPU "
+                       "inside a call)");
     if (o.blocking) throw UsageError("--graph and --blocking exclude each other");
     if (o.timing == "loop") throw UsageError("--graph times its replays: drop --timing loop");
   }
@@ -174,7 +202,7 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
                std::string(program)};
   std::string min_b = "64", max_b = "16M", seg = "1M", scratch = "8G";
   std::string dtype = "float", op = "sum", memory = nccl_binary ? "device" : "host";
-  std::string device_map, stage_chunk = "1M";
+  std::string device_map, stage_chunk = "1M", wait = "spin", ipc_copy = "auto";
   int check = 1;
   app.add_option("-b,--min-bytes", min_b, "smallest message size (64, 1K, 16M, 1G)");
   app.add_option("-e,--max-bytes", max_b, "largest message size");
@@ -193,10 +221,11 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   app.add_option("--device-map", device_map, "GPU of each local rank, e.g. 0,1,2,3 or 0,0 (default: "
                  "local rank modulo the node's GPUs)");
   app.add_option("--stage-chunk", stage_chunk, "chunk of the staged path (default 1M)");
+  add_device_wait_options(app, wait, ipc_copy, o.fuse);
   app.add_option("--timing", o.timing, "call (one call after a barrier, the default) or loop "
                  "(-n calls back to back, their average)");
   app.add_option("--graph", o.graph_calls, "capture N calls in a CUDA graph and time its replays "
-                 "(-t nccl)");
+                 "(-t nccl, --path ipc)");
   app.add_flag("--blocking", o.blocking, "complete each call before issuing the next");
   app.add_option("--format", o.format, "stdout format: table or jsonl");
   app.add_option("-J,--json", o.json_path, "also write JSON lines to this file");
@@ -230,6 +259,7 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   if (!device_map.empty()) o.device_map = parse_device_map(device_map);
   o.stage_chunk = parse_size(stage_chunk, "--stage-chunk");
   o.stage_chunk_given = app.count("--stage-chunk") > 0;
+  apply_device_wait_options(app, wait, ipc_copy, o);
   validate(o);
   return o;
 }

@@ -145,12 +145,13 @@ PingpongOptions parse_pingpong_options(int argc, const char* const* argv) {
   app.add_option("-n,--iters", o.iters, "timed round trips per size and pair");
   app.add_option("-w,--warmup", o.warmup, "untimed round trips per size and pair");
   app.add_option("-c,--check", check, "compare the payload bit for bit (0 or 1); byte counts are always checked");
-  std::string memory = "host", device_map, stage_chunk = "1M";
+  std::string memory = "host", device_map, stage_chunk = "1M", wait = "spin", ipc_copy = "auto";
   app.add_option("-t,--transport", o.transport, "mpi, ucx or nccl (GPU memory)");
   app.add_option("-m,--memory", memory, "host or device (every rank's buffers on its GPU)");
   app.add_option("--path", o.path, "device memory: cuda_aware, staged or ipc");
   app.add_option("--device-map", device_map, "device memory: the GPU of each local rank");
   app.add_option("--stage-chunk", stage_chunk, "chunk of the staged path (default 1M)");
+  add_device_wait_options(app, wait, ipc_copy, o.fuse);
   CLI::Option* pairs_option = app.add_option("--pairs", pairs, "two ranks A,B (default 0,1), or all");
   app.add_option("--pattern", pattern,
                  "pairs (one pair at a time), rounds (disjoint pairs at once) or ring (r -> r+k at once)");
@@ -175,6 +176,7 @@ PingpongOptions parse_pingpong_options(int argc, const char* const* argv) {
   if (!device_map.empty()) o.device_map = parse_device_map(device_map);
   o.stage_chunk = parse_size(stage_chunk, "--stage-chunk");
   o.stage_chunk_given = app.count("--stage-chunk") > 0;
+  apply_device_wait_options(app, wait, ipc_copy, o);
   validate_common_options(o);
   return p;
 }
@@ -299,6 +301,15 @@ class PingPong {
   void prepare_payload(std::size_t bytes, std::size_t landing_bytes, int expected_sender);
 
   Executor& executor() { return backend_->executor(); }
+
+ public:
+  // Collective: device buffers replaced since the last time really go (device memory).
+  void release_freed_buffers() {
+    quiet_barrier(false);
+    executor().release_freed_buffers();
+  }
+
+ private:
   // The buffers the executor moves: the host vectors, or their device copies.
   std::byte* payload() { return device_ ? device_payload_.get() : pattern_.data(); }
   std::byte* landing() { return device_ ? device_landing_.get() : landing_.data(); }
@@ -1036,6 +1047,7 @@ int run(PingPong& pp, results::ResultsFile* h5) {
   int rows = 0;
   for (std::size_t bytes : sweep_sizes(p.common)) {
     const SizeRecord s = measure_size(pp, bytes);
+    pp.release_freed_buffers();  // the device buffers of this size's pairs
     if (pp.rank() != 0) continue;
     report(s, pp, out);
     failed = failed || s.wrong > 0 || !s.volume_error.empty();
@@ -1054,6 +1066,7 @@ int main_on_all_ranks(int argc, char** argv, int rank, int nranks) {
     return kExitOk;
   }
   check_pairs(opts, nranks);
+  set_wait_policy(opts.common.wait);
   const double timeout_s = opts.common.timeout_s;
   PingPong pp(std::move(opts), MPI_COMM_WORLD);
   Watchdog watchdog(timeout_s, rank, kProgram);

@@ -118,6 +118,7 @@ nlohmann::json to_json(const Measurement& m) {
   j["iters"] = m.iters;
   j["warmup"] = m.warmup;
   j["path"] = m.path;
+  j["wait"] = m.wait;
   j["timing"] = m.timing;
   j["graph_calls"] = m.graph_calls;
   j["blocking"] = m.blocking;
@@ -146,12 +147,16 @@ nlohmann::json to_json(const Measurement& m) {
   j["copy_to_host_bytes"] = per_rank(m.copies, [](const CopyVolume& c) { return c.to_host; });
   j["copy_to_device_bytes"] = per_rank(m.copies, [](const CopyVolume& c) { return c.to_device; });
   j["copy_from_peer_bytes"] = per_rank(m.copies, [](const CopyVolume& c) { return c.from_peer; });
+  j["reduced_from_peer_bytes"] =
+      per_rank(m.copies, [](const CopyVolume& c) { return c.reduced_from_peer; });
   j["theory_copy_to_host_bytes"] =
       per_rank(m.theory_copies, [](const CopyVolume& c) { return c.to_host; });
   j["theory_copy_to_device_bytes"] =
       per_rank(m.theory_copies, [](const CopyVolume& c) { return c.to_device; });
   j["theory_copy_from_peer_bytes"] =
       per_rank(m.theory_copies, [](const CopyVolume& c) { return c.from_peer; });
+  j["theory_reduced_from_peer_bytes"] =
+      per_rank(m.theory_copies, [](const CopyVolume& c) { return c.reduced_from_peer; });
   if (!m.gpus.empty()) {
     nlohmann::json gpus = nlohmann::json::array();
     for (const std::string& g : m.gpus) gpus.push_back(nlohmann::json::parse(g));

@@ -334,7 +334,8 @@ def hand_written_binaries():
 
 def check_device_rows(name, rows, path):
     """Exact, volume equal to theory, and the copies between memories equal to theirs."""
-    copies = ("copy_to_host_bytes", "copy_to_device_bytes", "copy_from_peer_bytes")
+    copies = ("copy_to_host_bytes", "copy_to_device_bytes", "copy_from_peer_bytes",
+              "reduced_from_peer_bytes")
     bad = [r for r in rows if r["wrong"] != 0 or r["volume"] != "ok" or r["path"] != path
            or r["memory"] != "device" or any(r[k] != r["theory_" + k] for k in copies)]
     moved = sum(sum(r[k]) for r in rows for k in copies)

@@ -85,7 +85,7 @@ std::unique_ptr<Backend> make_backend(const BackendSpec& spec, MPI_Comm comm,
   std::unique_ptr<Executor> e;
   try {
     e = std::make_unique<DeviceExecutor>(rt, spec.path, spec.transport, comm, node_of_rank,
-                                         spec.stage_chunk);
+                                         spec.device);
   } catch (const UsageError& u) {
     problem = u.what();
   }

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "collscope/algorithm.hpp"
+#include "collscope/consumed_receives.hpp"
 #include "collscope/schedules.hpp"
 
 namespace collscope {
@@ -131,6 +132,22 @@ std::vector<RankVolume> planned_volume(const Algorithm& algo, int rank, int nran
   while (steps.next())
     for (const CommOp& op : steps.value().comm) traffic.count(op);
   return traffic.per_peer();
+}
+
+std::uint64_t planned_consumed_bytes(const Algorithm& algo, int rank, int nranks,
+                                     const CollArgs& args, bool in_place) {
+  if (!algo.schedule) return 0;
+  Plan plan = make_plan(algo, rank, nranks, args, in_place);
+  Steps steps = schedule_of(algo, plan);
+  std::vector<int> consumer;
+  std::uint64_t bytes = 0;
+  while (steps.next()) {
+    const Step& s = steps.value();
+    consumed_receives(plan, s, consumer);
+    for (std::size_t i = 0; i < s.comm.size(); ++i)
+      if (consumer[i] >= 0) bytes += s.comm[i].bytes;
+  }
+  return bytes;
 }
 
 void run_collective(Comm& comm, const Algorithm& algo, const CollArgs& args) {

@@ -12,16 +12,16 @@ class CudaAwareLink final : public Link {
   CudaAwareLink(LinkContext ctx, std::unique_ptr<Transport> transport)
       : ctx_(ctx), transport_(std::move(transport)) {}
 
-  int post_recv(const CommOp& op, std::byte* at, Tag tag) override {
+  int post_recv(const CommOp& op, std::byte* at, Tag tag, bool) override {
     drain();
-    return post(transport_->irecv(op.peer, at, at ? op.bytes : 0, MemoryKind::device, tag));
+    return post({transport_->irecv(op.peer, at, at ? op.bytes : 0, MemoryKind::device, tag), op.peer, true});
   }
   int post_send(const CommOp& op, const std::byte* at, Tag tag) override {
     drain();
-    return post(transport_->isend(op.peer, at, at ? op.bytes : 0, MemoryKind::device, tag));
+    return post({transport_->isend(op.peer, at, at ? op.bytes : 0, MemoryKind::device, tag), op.peer, false});
   }
   void wait(int h) override {
-    transport_->wait(requests_[h]);
+    wait_request(*transport_, requests_[h].request, requests_[h].peer, requests_[h].recv);
     requests_.give(h);
   }
   void end_call() override { transport_->quiesce(); }
@@ -32,15 +32,20 @@ class CudaAwareLink final : public Link {
     ctx_.rt.synchronize(ctx_.stream);
     ctx_.stream_busy = false;
   }
-  int post(Request r) {
+  struct Posted {
+    Request request;
+    int peer = -1;
+    bool recv = false;
+  };
+  int post(Posted p) {
     const int h = requests_.take();
-    requests_[h] = r;
+    requests_[h] = p;
     return h;
   }
 
   LinkContext ctx_;
   std::unique_ptr<Transport> transport_;
-  Slots<Request> requests_;
+  Slots<Posted> requests_;
 };
 
 }  // namespace

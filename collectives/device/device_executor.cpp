@@ -1,10 +1,13 @@
 #include "collscope/device/device_executor.hpp"
 
 #include <algorithm>
+#include <chrono>
 
+#include "collscope/consumed_receives.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/progress.hpp"
 #include "collscope/transport_factory.hpp"
+#include "collscope/wait_policy.hpp"
 #include "links.hpp"
 
 namespace collscope {
@@ -31,15 +34,15 @@ struct MadeLink {
 
 MadeLink make_link(device::LinkContext ctx, std::optional<DevicePath> path,
                    const std::string& transport, MPI_Comm comm,
-                   const std::vector<int>& node_of_rank, std::size_t chunk) {
+                   const std::vector<int>& node_of_rank, const DeviceOptions& options) {
+  const std::size_t chunk = options.stage_chunk;
   if (chunk == 0) throw UsageError("--stage-chunk must be at least 1 byte");
   if (path == DevicePath::ipc) {
     if (const int r = first_rank_elsewhere(node_of_rank); r >= 0)
       throw UsageError("--path ipc needs every rank on one node (rank " + std::to_string(r) +
                        " is on another node than rank 0)");
-    auto control = make_transport(transport, comm);
-    auto acks = make_transport(transport, comm);
-    return {device::make_ipc_link(ctx, std::move(control), std::move(acks)), DevicePath::ipc};
+    return {device::make_ipc_link(ctx, make_transport(transport, comm), comm, options),
+            DevicePath::ipc};
   }
   auto t = make_transport(transport, comm);
   const std::string refusal = t->device_memory_refusal();
@@ -68,7 +71,41 @@ std::optional<DevicePath> parse_path(std::string_view s) {
   return std::nullopt;
 }
 
-// Issues the sequencer's operations: messages to the path, local ops as kernels.
+std::string_view ipc_copy_name(IpcCopy c) {
+  switch (c) {
+    case IpcCopy::automatic: return "auto";
+    case IpcCopy::engine: return "engine";
+    case IpcCopy::kernel: return "kernel";
+  }
+  return "?";
+}
+
+std::optional<IpcCopy> parse_ipc_copy(std::string_view s) {
+  for (IpcCopy c : {IpcCopy::automatic, IpcCopy::engine, IpcCopy::kernel})
+    if (s == ipc_copy_name(c)) return c;
+  return std::nullopt;
+}
+
+namespace device {
+
+void wait_request(Transport& t, Request& r, int peer, bool is_recv) {
+  if (!r.pending()) return;
+  if (wait_policy() == WaitPolicy::block) {
+    t.wait(r);
+    return;
+  }
+  Progress& p = progress();
+  p.wait_is_recv.store(is_recv, std::memory_order_relaxed);
+  p.wait_peer.store(peer, std::memory_order_relaxed);
+  poll_until([&] { return t.test(r); });
+  p.wait_peer.store(-1, std::memory_order_relaxed);
+}
+
+}  // namespace device
+
+// Issues the sequencer's operations: messages to the path, local ops as kernels. A
+// receive that a reduce of its step consumes (consumed_receives.hpp) is posted as such:
+// the ipc path may leave it in the sender's memory, and the reduce then reads it there.
 struct DeviceSink {
   using Handle = int;
   DeviceExecutor& ex;
@@ -81,11 +118,14 @@ struct DeviceSink {
     if (!bound) ex.bind(plan.scratch_sizes(), buffers);
     bound = true;
     report_step(s.phase, s.index);
+    consumed_receives(plan, s, ex.consumer_);
+    step_ = &s;
   }
   int post_recv(const CommOp& op) {
     ex.traffic_.count(op);
     std::byte* into = op.kind == CommKind::recv ? ex.address(op.buf) : nullptr;
-    return ex.link_->post_recv(op, into, Tag{seq, op.tag});
+    const bool consumed = ex.consumer_[static_cast<std::size_t>(&op - step_->comm.data())] >= 0;
+    return ex.link_->post_recv(op, into, Tag{seq, op.tag}, consumed);
   }
   int post_send(const CommOp& op) {
     ex.traffic_.count(op);
@@ -94,11 +134,13 @@ struct DeviceSink {
   }
   void wait(int& h) { ex.link_->wait(h); }
   void local(const LocalOp& op) { ex.local(op, plan.args(), plan.size()); }
+
+  const Step* step_ = nullptr;
 };
 
 DeviceExecutor::DeviceExecutor(device::Runtime& rt, std::optional<DevicePath> path,
                                const std::string& transport, MPI_Comm comm,
-                               const std::vector<int>& node_of_rank, std::size_t stage_chunk)
+                               const std::vector<int>& node_of_rank, const DeviceOptions& options)
     : Executor(0), rt_(rt), transport_(transport) {
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &size_);
@@ -107,7 +149,7 @@ DeviceExecutor::DeviceExecutor(device::Runtime& rt, std::optional<DevicePath> pa
   scratch_.resize(Plan::kMaxScratch);
   device::LinkContext ctx{rt_, stream_, traffic_.copies(), stream_busy_};
   try {
-    MadeLink made = make_link(ctx, path, transport_, comm, node_of_rank, stage_chunk);
+    MadeLink made = make_link(ctx, path, transport_, comm, node_of_rank, options);
     link_ = std::move(made.link);
     path_ = made.path;
   } catch (...) {
@@ -125,6 +167,7 @@ DeviceExecutor::~DeviceExecutor() {
 void DeviceExecutor::run(Plan& plan, Steps& steps, CallBuffers buffers, std::uint32_t seq,
                          const CallKey*) {
   DeviceSink sink{*this, plan, buffers, seq};
+  link_->begin_call();
   sequence(plan, steps, sink, state_);
   progress().phase.store("quiesce", std::memory_order_relaxed);
   link_->end_call();
@@ -132,9 +175,24 @@ void DeviceExecutor::run(Plan& plan, Steps& steps, CallBuffers buffers, std::uin
 
 void DeviceExecutor::synchronize() {
   progress().phase.store("stream", std::memory_order_relaxed);
-  rt_.synchronize(stream_);
+  if (wait_policy() == WaitPolicy::block) rt_.synchronize(stream_);
+  else if (!rt_.idle(stream_)) wait_for_stream();
   stream_busy_ = false;
   link_->stream_drained();
+}
+
+// Polls the stream; past a second, asks the link what the stream waits for, so that the
+// watchdog's report names a peer and a step rather than "stream".
+void DeviceExecutor::wait_for_stream() {
+  using clock = std::chrono::steady_clock;
+  auto next_look = clock::now() + std::chrono::seconds(1);
+  const WaitPolicy p = wait_policy();
+  while (!rt_.idle(stream_)) {
+    pause_between_polls(p);
+    if (clock::now() < next_look) continue;
+    link_->explain_stall();
+    next_look = clock::now() + std::chrono::seconds(1);
+  }
 }
 
 void DeviceExecutor::copy(void* dst, const void* src, std::size_t bytes) {
@@ -142,9 +200,9 @@ void DeviceExecutor::copy(void* dst, const void* src, std::size_t bytes) {
   stream_busy_ = true;
 }
 
-void DeviceExecutor::forget_buffers() {
+void DeviceExecutor::release_freed_buffers() {
   synchronize();
-  link_->forget_buffers();
+  link_->release_freed_buffers();
 }
 
 void DeviceExecutor::bind(std::span<const std::size_t> scratch_sizes, CallBuffers buffers) {
@@ -158,12 +216,21 @@ void DeviceExecutor::bind(std::span<const std::size_t> scratch_sizes, CallBuffer
   }
 }
 
+// A reduce reading a consumed receive that the path left in its sender's memory reads
+// it there (no copy); the path is told once it is enqueued.
 void DeviceExecutor::local(const LocalOp& op, const CollArgs& a, int nranks) {
   switch (op.kind) {
-    case LocalKind::reduce:
-      rt_.reduce(address(op.out), address(op.a), address(op.b), op.bytes / a.elem_size(), a.dtype,
-                 a.op, stream_);
+    case LocalKind::reduce: {
+      const std::byte* in_a = address(op.a);
+      const std::byte* in_b = address(op.b);
+      const std::byte* peer_a = link_->consumed_source(in_a);
+      const std::byte* peer_b = link_->consumed_source(in_b);
+      rt_.reduce(address(op.out), peer_a ? peer_a : in_a, peer_b ? peer_b : in_b,
+                 op.bytes / a.elem_size(), a.dtype, a.op, stream_);
+      if (peer_a) link_->consumed(in_a);
+      if (peer_b) link_->consumed(in_b);
       break;
+    }
     case LocalKind::copy: rt_.copy_kernel(address(op.out), address(op.a), op.bytes, stream_); break;
     case LocalKind::divide:
       rt_.divide(address(op.out), op.bytes / a.elem_size(), a.dtype, nranks, stream_);

@@ -1,13 +1,19 @@
 // The host emulation of a device (runtime.hpp): for tests of the device paths on
 // machines without a GPU. Device memory is a memfd mapping, so a peer process on the
 // same machine can map it by the handle (pid, fd), as CUDA IPC maps a peer's allocation.
-// Work runs when it is enqueued, so streams and events have nothing to order and are
-// tokens; the host reducer does the kernels' work.
+// Work runs when it is enqueued, so streams have nothing to order and are tokens; an event
+// is the time it was recorded at; the host reducer does the kernels' work. A stream that
+// waits for a flag is the host waiting for it (yielding the core: it stands for the GPU,
+// which waits without the host), so the IPC path's protocol runs as on a GPU.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <sched.h>
+
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -59,6 +65,7 @@ class EmulatedRuntime final : public Runtime {
   Stream create_stream() override { return &token_; }
   void destroy_stream(Stream) override {}
   void synchronize(Stream) override {}
+  bool idle(Stream) override { return true; }
   void copy(void* dst, const void* src, std::size_t bytes, CopyKind, Stream) override {
     if (bytes > 0 && dst != src) std::memmove(dst, src, bytes);
   }
@@ -66,12 +73,28 @@ class EmulatedRuntime final : public Runtime {
     std::memset(dst, value, bytes);
   }
 
-  Event create_event(bool) override { return &token_; }
-  void destroy_event(Event) override {}
-  void record(Event, Stream) override {}
+  Event create_event(bool) override { return new double(0); }
+  void destroy_event(Event e) override { delete static_cast<double*>(e); }
+  void record(Event e, Stream) override { *static_cast<double*>(e) = now_ms(); }
   void wait(Stream, Event) override {}
-  void synchronize_event(Event) override {}
+  void host_wait(Event) override {}
   bool done(Event) override { return true; }
+  double elapsed_ms(Event from, Event to) override {
+    return *static_cast<double*>(to) - *static_cast<double*>(from);
+  }
+
+  void write_flag(Stream, std::uint64_t* flag, std::uint64_t value) override {
+    std::atomic_ref<std::uint64_t>(*flag).store(value, std::memory_order_release);
+  }
+  void wait_flag(Stream, const std::uint64_t* flag, std::uint64_t value) override {
+    std::atomic_ref<std::uint64_t> f(*const_cast<std::uint64_t*>(flag));
+    while (f.load(std::memory_order_acquire) != value) sched_yield();
+  }
+  std::uint64_t read_flag(const std::uint64_t* flag) override {
+    return std::atomic_ref<std::uint64_t>(*const_cast<std::uint64_t*>(flag))
+        .load(std::memory_order_acquire);
+  }
+  std::string flag_mechanism() const override { return "host"; }
 
   MemHandle export_memory(void* base) override {
     std::lock_guard lock(mutex_);
@@ -102,9 +125,6 @@ class EmulatedRuntime final : public Runtime {
     ::munmap(p, it->second);
     opened_.erase(it);
   }
-  EventHandle export_event(Event) override { return {}; }
-  Event open_event(const EventHandle&) override { return &token_; }
-
   void begin_capture(Stream) override {
     throw UsageError("CUDA graphs need a GPU: the emulated device has none");
   }
@@ -154,6 +174,12 @@ class EmulatedRuntime final : public Runtime {
     int fd;
     std::uint64_t bytes;
   };
+  static double now_ms() {
+    return std::chrono::duration<double, std::milli>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
   int token_ = 0;
   std::mutex mutex_;
   std::map<void*, Mine> mine_;

@@ -1,227 +1,396 @@
-// The ipc path: ranks of one node read each other's device memory (CUDA IPC).
+// The ipc path: ranks of one node read each other's device memory (CUDA IPC), and order
+// their streams through flags in device memory; the host never waits for the GPU inside
+// a call.
 //
-// One message from S to R:
-//   S  records an interprocess event on its stream (the data is ready there) and sends R
-//      a control message: the allocation's IPC handle and id, the offset, the length,
-//      the event's handle;
-//   R  (at wait) opens the allocation and the event once per peer (cached), makes its
-//      stream wait for the event, enqueues the copy out of S's memory into its own, and
-//      records a local event after it;
-//   R  once that copy is done, sends S an acknowledgement naming S's event;
-//   S  (at wait) receives it: the source may be overwritten. Acknowledgements of one
-//      tag arrive in the order of the messages (R copies them in the order it posted
-//      their receives, which matched S's sends in order); S checks the event it names.
-// No GPU ever spins: streams wait on events, hosts on messages and blocking-sync events.
+// Every rank owns a flag page (device memory, mapped by every peer once): for each peer q,
+// K `ready` words that q sets when a message to this rank is ready, and K `done` words
+// that q sets when it has consumed a message from this rank.
 //
-// Why no deadlock: a stream only ever waits for an event its peer recorded before it
-// sent the control message, so every wait refers to work already enqueued. R holds its
-// acknowledgements back to batch the host's waits for copies, but sends all it holds
-// before it blocks on anything (a control message, an acknowledgement) and at the end of
-// the call, so no rank waits for an acknowledgement that its peer sits on.
+// One message from S to R, the j-th S sends R in this call (slot j % K, value v: S's call
+// number and j, never seen before in that slot):
+//   S  post:  its stream sets R's ready[S][slot] = v (after everything S enqueued before:
+//             the data is there); its host sends R a control message: the allocation
+//             (IPC handle, id), the offset, the length, slot and v
+//   R  wait:  its host takes the control message (a host-to-host message: no GPU in it),
+//             maps S's allocation if it has not yet (kept until S frees it), and enqueues:
+//             wait until ready[S][slot] == v; copy out of S's memory (or leave it there
+//             for the reduce that consumes it, consumed_receives.hpp); set S's
+//             done[R][slot] = v
+//   S  wait:  its stream waits until done[R][slot] == v (its source may be overwritten
+//             after)
+// A signal is the same without data. Streams wait on the GPU (stream memory operations,
+// runtime.hpp); the host only posts and polls the small control messages, so a whole
+// call is enqueued without the host waiting for the GPU, and can be captured in a CUDA
+// graph.
 //
-// An event of S is recorded again only after R acknowledged the message it announced
-// (R has made its stream wait by then): a wait can never see a later recording.
-#include <cstring>
-#include <deque>
+// Why a slot's value is never overwritten before it is seen: S sets ready[slot] for
+// message j + K only after its stream waited for done of message j (S waits every send
+// before it has more than kSendWindow < K in flight, and at the end of each call), and
+// R sets done only after its stream saw ready. Values carry the call number, so a slot
+// never holds the awaited value by accident; graph replays repeat values, which is why a
+// replayed graph must alternate with another (the harness captures two).
+//
+// Why no deadlock: the order of the streams is the order of the host executor's waits
+// over a transport whose sends complete when their receiver has waited for them: the
+// sequencer (sequencer.hpp) posts a step's sends before it waits for the step's
+// receives, and a send and its receive share a step.
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
 #include <map>
 #include <unordered_map>
 
 #include "collscope/errors.hpp"
+#include "collscope/progress.hpp"
+#include "collscope/sequencer.hpp"
+#include "collscope/wait_policy.hpp"
 #include "links.hpp"
 
 namespace collscope::device {
 namespace {
 
-// The control message. `bytes` = 0 with `event` = -1: a signal.
+constexpr std::uint32_t kSlots = 256;  // > kSendWindow + 1: see "never overwritten" above
+static_assert(kSlots > kSendWindow + 1);
+
+// Below this, the copy out of a peer's memory is a kernel (no copy engine start-up);
+// above, the copy engine (IpcCopy::automatic). docs/gpu.md says how it was chosen.
+constexpr std::size_t kKernelCopyBelow = std::size_t{64} << 10;
+
+// The control message. bytes = 0: a signal (no allocation).
 struct Control {
   std::uint64_t allocation = 0;
   std::uint64_t offset = 0;
   std::uint64_t bytes = 0;
-  std::int32_t event = -1;
-  std::int32_t unused = 0;
+  std::uint64_t value = 0;
+  std::uint32_t slot = 0;
+  std::uint32_t unused = 0;
   MemHandle memory;
-  EventHandle event_handle;
 };
+
+// This rank's flag page and its peers', each mapped once.
+class FlagPages {
+ public:
+  FlagPages(Runtime& rt, MPI_Comm comm, int rank, int size) : rt_(rt), rank_(rank) {
+    const std::size_t bytes = static_cast<std::size_t>(size) * 2 * kSlots * sizeof(std::uint64_t);
+    mine_ = static_cast<std::uint64_t*>(rt_.alloc(bytes));
+    Stream s = rt_.create_stream();
+    rt_.memset(mine_, 0, bytes, s);
+    rt_.synchronize(s);
+    rt_.destroy_stream(s);
+    const MemHandle h = rt_.export_memory(mine_);
+    std::vector<MemHandle> all(static_cast<std::size_t>(size));
+    MPI_Allgather(&h, sizeof h, MPI_BYTE, all.data(), sizeof h, MPI_BYTE, comm);
+    pages_.assign(static_cast<std::size_t>(size), nullptr);
+    for (int q = 0; q < size; ++q)
+      pages_[static_cast<std::size_t>(q)] =
+          q == rank ? mine_ : static_cast<std::uint64_t*>(rt_.open_memory(all[static_cast<std::size_t>(q)]));
+  }
+  // Unmaps the peers' pages; then, once every peer has (the caller's barrier), free().
+  void close_peers() {
+    for (std::size_t q = 0; q < pages_.size(); ++q)
+      if (pages_[q] && pages_[q] != mine_) rt_.close_memory(pages_[q]);
+    pages_.clear();
+  }
+  void free() { rt_.free(mine_); }
+
+  // On `owner`'s page: `peer` sets it when its message to `owner` in `slot` is ready.
+  std::uint64_t* ready(int owner, int peer, std::uint32_t slot) { return word(owner, peer, 0, slot); }
+  // On `owner`'s page: `peer` sets it when it consumed `owner`'s message in `slot`.
+  std::uint64_t* done(int owner, int peer, std::uint32_t slot) { return word(owner, peer, 1, slot); }
+
+ private:
+  std::uint64_t* word(int owner, int peer, int kind, std::uint32_t slot) {
+    return pages_[static_cast<std::size_t>(owner)] +
+           (static_cast<std::size_t>(peer) * 2 + static_cast<std::size_t>(kind)) * kSlots + slot;
+  }
+  Runtime& rt_;
+  int rank_;
+  std::uint64_t* mine_ = nullptr;
+  std::vector<std::uint64_t*> pages_;
+};
+
+// A flag this rank's stream waits for, kept for the watchdog's sake.
+struct Awaited {
+  const std::uint64_t* flag;
+  std::uint64_t value;
+  int peer;
+  bool is_recv;
+  const char* phase;
+  int step;
+};
+
+// Waits, with a limit, for the MPI request (teardown: a dead peer must not hang us).
+bool completes_within(MPI_Request& r, double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  int done = 0;
+  while (!done && std::chrono::steady_clock::now() < end) {
+    MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+    if (!done) pause_between_polls(WaitPolicy::yield);
+  }
+  return done != 0;
+}
+
+bool barrier_within(MPI_Comm comm, double seconds) {
+  MPI_Request r;
+  MPI_Ibarrier(comm, &r);
+  return completes_within(r, seconds);
+}
 
 class IpcLink final : public Link {
  public:
-  IpcLink(LinkContext ctx, std::unique_ptr<Transport> control, std::unique_ptr<Transport> acks)
-      : ctx_(ctx), control_(std::move(control)), acks_(std::move(acks)) {}
+  IpcLink(LinkContext ctx, std::unique_ptr<Transport> control, MPI_Comm comm, const DeviceOptions& options)
+      : ctx_(ctx), control_(std::move(control)), options_(options) {
+    MPI_Comm_dup(comm, &comm_);
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+    flags_ = std::make_unique<FlagPages>(ctx_.rt, comm_, rank_, size_);
+    sent_in_call_.assign(static_cast<std::size_t>(size_), 0);
+    MPI_Barrier(comm_);  // every page is mapped before anyone writes to one
+  }
 
-  ~IpcLink() override {
-    try {
-      ctx_.rt.synchronize(ctx_.stream);
-      forget_buffers();
-    } catch (...) {
-    }
-    for (Event e : events_) ctx_.rt.destroy_event(e);
-    for (Event e : done_free_) ctx_.rt.destroy_event(e);
-    for (auto& [key, e] : opened_events_) ctx_.rt.destroy_event(e);
+  ~IpcLink() override { teardown(); }
+
+  void begin_call() override {
+    ++call_;
+    std::fill(sent_in_call_.begin(), sent_in_call_.end(), 0);
+    awaited_.clear();
   }
 
   int post_send(const CommOp& op, const std::byte* at, Tag tag) override {
     const int h = messages_.take();
     Message& m = messages_[h];
     m.peer = op.peer;
-    if (at && op.bytes > 0) {
+    const std::uint32_t j = sent_in_call_[static_cast<std::size_t>(op.peer)]++;
+    m.control.slot = j % kSlots;
+    m.control.value = (call_ << 32) | (static_cast<std::uint64_t>(j) + 1);
+    if (at) {
       const Allocation a = ctx_.rt.allocation_of(at, op.bytes);
-      m.event = take_event();
-      ctx_.rt.record(events_[static_cast<std::size_t>(m.event)], ctx_.stream);
-      m.control = {a.id, static_cast<std::uint64_t>(at - static_cast<std::byte*>(a.base)),
-                   op.bytes, m.event, 0, exported(a), event_handles_[static_cast<std::size_t>(m.event)]};
-      m.ack = acks_->irecv(op.peer, &m.acked, sizeof m.acked, MemoryKind::host, tag);
+      m.control.allocation = a.id;
+      m.control.offset = static_cast<std::uint64_t>(at - static_cast<std::byte*>(a.base));
+      m.control.bytes = op.bytes;
+      m.control.memory = exported(a);
     }
+    ctx_.rt.write_flag(ctx_.stream, flags_->ready(op.peer, rank_, m.control.slot), m.control.value);
+    ctx_.stream_busy = true;
     m.request = control_->isend(op.peer, &m.control, sizeof(Control), MemoryKind::host, tag);
     return h;
   }
 
-  int post_recv(const CommOp& op, std::byte* at, Tag tag) override {
+  int post_recv(const CommOp& op, std::byte* at, Tag tag, bool consumed) override {
     const int h = messages_.take();
     Message& m = messages_[h];
     m.recv = true;
     m.peer = op.peer;
-    m.tag = tag;
     m.into = at;
     m.bytes = at ? op.bytes : 0;
+    m.consumed = consumed && options_.fuse && at;
     m.request = control_->irecv(op.peer, &m.control, sizeof(Control), MemoryKind::host, tag);
     return h;
   }
 
   void wait(int h) override {
-    send_acknowledgements();
     Message& m = messages_[h];
-    control_->wait(m.request);
-    if (m.recv) {
-      copy_in(m);
-    } else if (m.event >= 0) {
-      acks_->wait(m.ack);
-      if (m.acked != m.event)
-        throw RuntimeError("ipc path: rank " + std::to_string(m.peer) +
-                           " acknowledged another message than the one it copied");
-      free_events_.push_back(m.event);
-    }
+    wait_request(*control_, m.request, m.peer, m.recv);
+    if (m.recv) take(m);
+    else await(flags_->done(rank_, m.peer, m.control.slot), m.control.value, m.peer, false);
     messages_.give(h);
   }
 
-  void end_call() override {
-    send_acknowledgements();
-    for (Request& r : ack_sends_) acks_->wait(r);
-    ack_sends_.clear();
-    ack_values_.clear();
-    control_->quiesce();
-    acks_->quiesce();
+  const std::byte* consumed_source(const std::byte* at) override {
+    for (const Pending& p : pending_)
+      if (p.into == at) return p.from;
+    return nullptr;
   }
 
-  // Peers' allocations may be freed now: unmap them all (reopened when met again).
-  void forget_buffers() override {
-    ctx_.rt.synchronize(ctx_.stream);
-    for (auto& [key, p] : opened_) ctx_.rt.close_memory(p);
-    opened_.clear();
+  void consumed(const std::byte* at) override {
+    auto it = std::find_if(pending_.begin(), pending_.end(), [at](const Pending& p) { return p.into == at; });
+    if (it == pending_.end()) return;
+    ctx_.copies.reduced_from_peer += it->bytes;
+    set_done(*it);
+    pending_.erase(it);
+  }
+
+  // A consumed receive whose reduce never came (a schedule that breaks consumed_-
+  // receives' rule) is copied after all, so the data is right and the counts tell.
+  void end_call() override {
+    for (const Pending& p : pending_) {
+      copy_from_peer(p.into, p.from, p.bytes);
+      set_done(p);
+    }
+    pending_.clear();
+    control_->quiesce();
+  }
+
+  // Collective: the allocations this rank exported and has freed since are unmapped by
+  // every peer, then freed for real.
+  void release_freed_buffers() override {
+    ctx_.rt.synchronize(ctx_.stream);  // no copy of ours still reads a peer's buffer
+    ctx_.stream_busy = false;
+    std::vector<std::uint64_t> mine;
+    for (const auto& [id, handle] : exported_)
+      if (ctx_.rt.retired(id)) mine.push_back(id);
+    const std::vector<std::vector<std::uint64_t>> all = allgather(mine);
+    for (int q = 0; q < size_; ++q)
+      for (std::uint64_t id : all[static_cast<std::size_t>(q)]) close(q, id);
+    MPI_Barrier(comm_);  // every peer has unmapped them
+    for (std::uint64_t id : mine) {
+      exported_.erase(id);
+      ctx_.rt.unhold(id);
+    }
+  }
+
+  void explain_stall() override {
+    for (const Awaited& a : awaited_) {
+      if (ctx_.rt.read_flag(a.flag) == a.value) continue;
+      Progress& p = progress();
+      p.phase.store(a.phase, std::memory_order_relaxed);
+      p.step.store(a.step, std::memory_order_relaxed);
+      p.wait_is_recv.store(a.is_recv, std::memory_order_relaxed);
+      p.wait_peer.store(a.peer, std::memory_order_relaxed);
+      return;
+    }
   }
 
  private:
   struct Message {
     bool recv = false;
+    bool consumed = false;
     int peer = -1;
-    Tag tag;
     std::byte* into = nullptr;
     std::size_t bytes = 0;
-    int event = -1;
-    std::int32_t acked = -1;  // the event the acknowledgement names
-    Request request, ack;
+    Request request;
     Control control;
   };
+  // A consumed receive left in its sender's memory.
   struct Pending {
+    std::byte* into;
+    const std::byte* from;
+    std::size_t bytes;
     int peer;
-    Tag tag;
-    std::int32_t event;  // the sender's, named in the acknowledgement
-    Event done;
+    std::uint32_t slot;
+    std::uint64_t value;
   };
 
-  void copy_in(Message& m) {
+  // A receive's control message has arrived: wait for the data on the stream, then
+  // copy it (or leave it for its reduce) and tell the sender.
+  void take(Message& m) {
     const Control& c = m.control;
     if (c.bytes != m.bytes)
       throw RuntimeError("ipc path: expected " + std::to_string(m.bytes) + " B from rank " +
                          std::to_string(m.peer) + ", its message announces " +
                          std::to_string(c.bytes) + " B");
-    if (m.bytes == 0) return;  // a signal
-    const std::byte* from = static_cast<const std::byte*>(open(m.peer, c)) + c.offset;
-    ctx_.rt.wait(ctx_.stream, opened_event(m.peer, c));
-    ctx_.rt.copy(m.into, from, m.bytes, CopyKind::device_to_device, ctx_.stream);
-    ctx_.stream_busy = true;
-    ctx_.copies.from_peer += m.bytes;
-    Event done = take_done_event();
-    ctx_.rt.record(done, ctx_.stream);
-    pending_.push_back({m.peer, m.tag, c.event, done});
+    await(flags_->ready(rank_, m.peer, c.slot), c.value, m.peer, true);
+    const Pending p{m.into, m.bytes ? open(m.peer, c) + c.offset : nullptr, m.bytes, m.peer, c.slot, c.value};
+    if (m.consumed) {
+      pending_.push_back(p);
+      return;
+    }
+    copy_from_peer(p.into, p.from, p.bytes);
+    set_done(p);
   }
 
-  // Acknowledges every copy enqueued so far, once it is done.
-  void send_acknowledgements() {
-    for (const Pending& p : pending_) {
-      ctx_.rt.synchronize_event(p.done);
-      done_free_.push_back(p.done);
-      ack_values_.push_back(p.event);  // a deque: the address stays while the send is out
-      ack_sends_.push_back(
-          acks_->isend(p.peer, &ack_values_.back(), sizeof(std::int32_t), MemoryKind::host, p.tag));
-    }
-    pending_.clear();
+  void copy_from_peer(std::byte* into, const std::byte* from, std::size_t bytes) {
+    if (bytes == 0) return;
+    const bool kernel = options_.ipc_copy == IpcCopy::kernel ||
+                        (options_.ipc_copy == IpcCopy::automatic && bytes < kKernelCopyBelow);
+    if (kernel) ctx_.rt.copy_kernel(into, from, bytes, ctx_.stream);
+    else ctx_.rt.copy(into, from, bytes, CopyKind::device_to_device, ctx_.stream);
+    ctx_.copies.from_peer += bytes;
+  }
+
+  void set_done(const Pending& p) {
+    ctx_.rt.write_flag(ctx_.stream, flags_->done(p.peer, rank_, p.slot), p.value);
+    ctx_.stream_busy = true;
+  }
+
+  // The stream waits for a flag (on the emulated device, the host does: the watchdog
+  // then knows whom for).
+  void await(const std::uint64_t* flag, std::uint64_t value, int peer, bool is_recv) {
+    Progress& p = progress();
+    awaited_.push_back({flag, value, peer, is_recv, p.phase.load(std::memory_order_relaxed),
+                        p.step.load(std::memory_order_relaxed)});
+    p.wait_is_recv.store(is_recv, std::memory_order_relaxed);
+    p.wait_peer.store(peer, std::memory_order_relaxed);
+    ctx_.rt.wait_flag(ctx_.stream, flag, value);
+    p.wait_peer.store(-1, std::memory_order_relaxed);
+    ctx_.stream_busy = true;
   }
 
   const MemHandle& exported(const Allocation& a) {
     auto it = exported_.find(a.id);
-    if (it == exported_.end()) it = exported_.emplace(a.id, ctx_.rt.export_memory(a.base)).first;
-    return it->second;
+    if (it != exported_.end()) return it->second;
+    const MemHandle h = ctx_.rt.export_memory(a.base);
+    ctx_.rt.hold(a.id);  // peers may map it: freed for real only once they unmapped it
+    return exported_.emplace(a.id, h).first->second;
   }
-  void* open(int peer, const Control& c) {
+
+  const std::byte* open(int peer, const Control& c) {
     const auto key = std::make_pair(peer, c.allocation);
     auto it = opened_.find(key);
     if (it == opened_.end()) it = opened_.emplace(key, ctx_.rt.open_memory(c.memory)).first;
-    return it->second;
+    return static_cast<const std::byte*>(it->second);
   }
-  Event opened_event(int peer, const Control& c) {
-    const auto key = std::make_pair(peer, static_cast<std::uint64_t>(c.event));
-    auto it = opened_events_.find(key);
-    if (it == opened_events_.end())
-      it = opened_events_.emplace(key, ctx_.rt.open_event(c.event_handle)).first;
-    return it->second;
+
+  void close(int peer, std::uint64_t allocation) {
+    auto it = opened_.find({peer, allocation});
+    if (it == opened_.end()) return;
+    ctx_.rt.close_memory(it->second);
+    opened_.erase(it);
   }
-  int take_event() {
-    if (!free_events_.empty()) {
-      const int e = free_events_.back();
-      free_events_.pop_back();
-      return e;
+
+  std::vector<std::vector<std::uint64_t>> allgather(const std::vector<std::uint64_t>& mine) {
+    int n = static_cast<int>(mine.size());
+    std::vector<int> counts(static_cast<std::size_t>(size_)), displs(counts.size());
+    MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, comm_);
+    int total = 0;
+    for (std::size_t q = 0; q < counts.size(); ++q) displs[q] = std::exchange(total, total + counts[q]);
+    std::vector<std::uint64_t> flat(static_cast<std::size_t>(total));
+    MPI_Allgatherv(mine.data(), n, MPI_UINT64_T, flat.data(), counts.data(), displs.data(),
+                   MPI_UINT64_T, comm_);
+    std::vector<std::vector<std::uint64_t>> out(counts.size());
+    for (std::size_t q = 0; q < counts.size(); ++q)
+      out[q].assign(flat.begin() + displs[q], flat.begin() + displs[q] + counts[q]);
+    return out;
+  }
+
+  // Every peer unmaps before anything is freed. A peer that is gone (the job is failing)
+  // must not hang the exit: each wait has a limit, and past it nothing is freed.
+  void teardown() {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!ctx_.rt.idle(ctx_.stream) && std::chrono::steady_clock::now() < end)
+      pause_between_polls(WaitPolicy::yield);
+    const bool together = barrier_within(comm_, 10);
+    for (auto& [key, p] : opened_) ctx_.rt.close_memory(p);
+    opened_.clear();
+    flags_->close_peers();
+    if (together && barrier_within(comm_, 10)) {
+      for (const auto& [id, handle] : exported_) ctx_.rt.unhold(id);
+      flags_->free();
     }
-    events_.push_back(ctx_.rt.create_event(true));
-    event_handles_.push_back(ctx_.rt.export_event(events_.back()));
-    return static_cast<int>(events_.size() - 1);
-  }
-  Event take_done_event() {
-    if (done_free_.empty()) return ctx_.rt.create_event(false);
-    Event e = done_free_.back();
-    done_free_.pop_back();
-    return e;
+    MPI_Comm_free(&comm_);
   }
 
   LinkContext ctx_;
-  std::unique_ptr<Transport> control_, acks_;
+  std::unique_ptr<Transport> control_;
+  DeviceOptions options_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1;
+  std::unique_ptr<FlagPages> flags_;
+  std::uint64_t call_ = 0;
+  std::vector<std::uint32_t> sent_in_call_;  // per peer
   Slots<Message> messages_;
-  std::vector<Event> events_;               // this rank's interprocess events
-  std::vector<EventHandle> event_handles_;  // and their handles
-  std::vector<int> free_events_;
-  std::vector<Event> done_free_;            // local "copy done" events
-  std::vector<Pending> pending_;            // copies not yet acknowledged
-  std::vector<Request> ack_sends_;
-  std::deque<std::int32_t> ack_values_;
-  std::unordered_map<std::uint64_t, MemHandle> exported_;
-  std::map<std::pair<int, std::uint64_t>, void*> opened_;
-  std::map<std::pair<int, std::uint64_t>, Event> opened_events_;
+  std::vector<Pending> pending_;
+  std::vector<Awaited> awaited_;  // this call's
+  std::unordered_map<std::uint64_t, MemHandle> exported_;    // by allocation id, held
+  std::map<std::pair<int, std::uint64_t>, void*> opened_;    // (peer, allocation) -> mapping
 };
 
 }  // namespace
 
 std::unique_ptr<Link> make_ipc_link(LinkContext ctx, std::unique_ptr<Transport> control,
-                                    std::unique_ptr<Transport> acks) {
-  return std::make_unique<IpcLink>(ctx, std::move(control), std::move(acks));
+                                    MPI_Comm comm, const DeviceOptions& options) {
+  return std::make_unique<IpcLink>(ctx, std::move(control), comm, options);
 }
 
 }  // namespace collscope::device

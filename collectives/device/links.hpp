@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "collscope/device/device_executor.hpp"
 #include "collscope/device/runtime.hpp"
 #include "collscope/executor.hpp"
 #include "collscope/transport.hpp"
@@ -33,24 +34,42 @@ struct LinkContext {
 class Link {
  public:
   virtual ~Link() = default;
-  // `at` is the message's device address (nullptr for a signal).
-  virtual int post_recv(const CommOp& op, std::byte* at, Tag tag) = 0;
+  // `at` is the message's device address (nullptr for a signal). A receive posted
+  // `consumed` (consumed_receives.hpp) may be left in the sender's memory at wait(), for
+  // the reduce that consumes it to read there (consumed_source()).
+  virtual int post_recv(const CommOp& op, std::byte* at, Tag tag, bool consumed) = 0;
   virtual int post_send(const CommOp& op, const std::byte* at, Tag tag) = 0;
   virtual void wait(int handle) = 0;
+  // A consumed receive into `at` that wait() left in its sender's memory: where its bytes
+  // are; nullptr when they were copied to `at` (or no such receive is pending).
+  virtual const std::byte* consumed_source(const std::byte* /*at*/) { return nullptr; }
+  // The reduce reading consumed_source(at) is enqueued: the sender's bytes may go.
+  virtual void consumed(const std::byte* /*at*/) {}
+  virtual void begin_call() {}
   // Every message of the call has been waited for.
   virtual void end_call() {}
   // The stream has been drained (everything enqueued so far is done).
   virtual void stream_drained() {}
-  virtual void forget_buffers() {}
+  // Collective: buffers freed since the last time may be released (the ipc path unmaps
+  // them on every peer first).
+  virtual void release_freed_buffers() {}
+  // The stream has not drained for a while: say in progress() what it waits for, if
+  // the link knows (the ipc path: the first flag a peer has not set).
+  virtual void explain_stall() {}
 };
 
 std::unique_ptr<Link> make_cuda_aware_link(LinkContext ctx, std::unique_ptr<Transport> transport);
 std::unique_ptr<Link> make_staged_link(LinkContext ctx, std::unique_ptr<Transport> transport,
                                        std::size_t chunk);
-// `control` carries the handles, `acks` the receivers' "copied": two transports, so a
-// control message and an acknowledgement of the same tag never match each other.
+
+// `control` carries each message's address; `comm` (collective at construction,
+// release_freed_buffers() and destruction) exchanges the flag pages' handles.
 std::unique_ptr<Link> make_ipc_link(LinkContext ctx, std::unique_ptr<Transport> control,
-                                    std::unique_ptr<Transport> acks);
+                                    MPI_Comm comm, const DeviceOptions& options);
+
+// Completes `r`, polling as wait_policy() says (block: the transport's own wait), with
+// progress() naming the peer meanwhile.
+void wait_request(Transport& t, Request& r, int peer, bool is_recv);
 
 // A pool of handles' slots: take() returns a free index, give() returns it.
 template <class Slot>

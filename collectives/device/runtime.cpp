@@ -14,7 +14,7 @@ namespace collscope::device {
 void* Runtime::alloc(std::size_t bytes) {
   void* p = do_alloc(bytes == 0 ? 1 : bytes);  // a zero-byte call still has an address
   std::lock_guard lock(mutex_);
-  allocations_.push_back({p, bytes, next_id_++});
+  allocations_.push_back({{p, bytes, next_id_++}, 0, false});
   return p;
 }
 
@@ -23,18 +23,57 @@ void Runtime::free(void* p) {
   {
     std::lock_guard lock(mutex_);
     auto it = std::find_if(allocations_.begin(), allocations_.end(),
-                           [p](const Allocation& a) { return a.base == p; });
-    if (it != allocations_.end()) allocations_.erase(it);
+                           [p](const Registered& r) { return r.allocation.base == p; });
+    if (it != allocations_.end()) {
+      if (it->holds > 0) {
+        it->retired = true;  // freed when the last hold goes
+        return;
+      }
+      allocations_.erase(it);
+    }
   }
   do_free(p);
+}
+
+std::vector<Runtime::Registered>::iterator Runtime::find_id(std::uint64_t id) {
+  return std::find_if(allocations_.begin(), allocations_.end(),
+                      [id](const Registered& r) { return r.allocation.id == id; });
+}
+
+void Runtime::hold(std::uint64_t id) {
+  std::lock_guard lock(mutex_);
+  auto it = find_id(id);
+  if (it == allocations_.end()) throw RuntimeError("device: hold of an unknown allocation");
+  ++it->holds;
+}
+
+void Runtime::unhold(std::uint64_t id) {
+  void* base = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = find_id(id);
+    if (it == allocations_.end() || it->holds == 0) return;
+    if (--it->holds > 0 || !it->retired) return;
+    base = it->allocation.base;
+    allocations_.erase(it);
+  }
+  do_free(base);
+}
+
+bool Runtime::retired(std::uint64_t id) const {
+  std::lock_guard lock(mutex_);
+  for (const Registered& r : allocations_)
+    if (r.allocation.id == id) return r.retired;
+  return false;
 }
 
 Allocation Runtime::allocation_of(const void* p, std::size_t bytes) const {
   const auto* at = static_cast<const std::byte*>(p);
   std::lock_guard lock(mutex_);
-  for (const Allocation& a : allocations_) {
+  for (const Registered& r : allocations_) {
+    const Allocation& a = r.allocation;
     const auto* base = static_cast<const std::byte*>(a.base);
-    if (at >= base && at + bytes <= base + std::max<std::size_t>(a.bytes, 1)) return a;
+    if (!r.retired && at >= base && at + bytes <= base + std::max<std::size_t>(a.bytes, 1)) return a;
   }
   throw RuntimeError("device: " + std::to_string(bytes) +
                      " B at an address no collscope allocation holds (IPC exports only those)");

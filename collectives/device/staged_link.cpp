@@ -1,8 +1,8 @@
 // The staged path: device memory crosses through pinned host chunks over MPI or UCX.
 //
 //   send     every chunk's device-to-host copy is enqueued at once, each followed by
-//            an event; chunk k goes on the wire as soon as its event is done, while the
-//            copies of k+1, ... go on
+//            an event; chunk k goes on the wire as soon as its event is done (the host
+//            polls it, or sleeps under --wait block), while the copies of k+1, ... go on
 //   receive  every chunk's receive is posted at once; at wait(), chunk k is copied to
 //            the device as soon as it arrives, while k+1, ... arrive
 //
@@ -35,10 +35,11 @@ class StagedLink final : public Link {
     for (Event e : free_events_) ctx_.rt.destroy_event(e);
   }
 
-  int post_recv(const CommOp& op, std::byte* at, Tag tag) override {
+  int post_recv(const CommOp& op, std::byte* at, Tag tag, bool) override {
     const int h = messages_.take();
     Message& m = messages_[h];
     m.recv = true;
+    m.peer = op.peer;
     m.device = at;
     m.bytes = at ? op.bytes : 0;
     if (m.bytes == 0) {
@@ -56,6 +57,7 @@ class StagedLink final : public Link {
   int post_send(const CommOp& op, const std::byte* at, Tag tag) override {
     const int h = messages_.take();
     Message& m = messages_[h];
+    m.peer = op.peer;
     m.bytes = at ? op.bytes : 0;
     if (m.bytes == 0) {
       m.requests.push_back(transport_->isend(op.peer, nullptr, 0, MemoryKind::host, tag));
@@ -73,7 +75,7 @@ class StagedLink final : public Link {
     ctx_.copies.to_host += m.bytes;
     std::size_t k = 0;
     for (std::size_t off = 0; off < m.bytes; off += chunk_, ++k) {
-      ctx_.rt.synchronize_event(ready[k]);
+      ctx_.rt.host_wait(ready[k]);  // polled (spin, yield) or slept in (block)
       free_events_.push_back(ready[k]);
       m.requests.push_back(
           transport_->isend(op.peer, m.chunks[k], length(m, off), MemoryKind::host, tag));
@@ -85,7 +87,7 @@ class StagedLink final : public Link {
     Message& m = messages_[h];
     std::size_t k = 0;
     for (std::size_t off = 0; k < m.requests.size(); off += chunk_, ++k) {
-      transport_->wait(m.requests[k]);
+      wait_request(*transport_, m.requests[k], m.peer, m.recv);
       if (m.chunks.empty()) continue;
       if (!m.recv) {
         free_chunks_.push_back(m.chunks[k]);
@@ -116,6 +118,7 @@ class StagedLink final : public Link {
  private:
   struct Message {
     bool recv = false;
+    int peer = -1;
     std::byte* device = nullptr;
     std::size_t bytes = 0;
     std::vector<Request> requests;

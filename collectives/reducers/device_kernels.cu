@@ -70,6 +70,20 @@ __global__ void copy_words(uint4* dst, const uint4* src, std::size_t words) {
   for (std::size_t w = first_index(); w < words; w += stride()) dst[w] = src[w];
 }
 
+// The flags' fallback where the GPU lacks 64-bit stream memory operations: one thread
+// makes everything the stream did before visible to every process, then sets the flag;
+// or polls it until it holds the value.
+__global__ void write_flag_kernel(unsigned long long* flag, unsigned long long value) {
+  __threadfence_system();
+  *reinterpret_cast<volatile unsigned long long*>(flag) = value;
+  __threadfence_system();
+}
+
+__global__ void wait_flag_kernel(const unsigned long long* flag, unsigned long long value) {
+  while (*reinterpret_cast<const volatile unsigned long long*>(flag) != value) __nanosleep(256);
+  __threadfence_system();
+}
+
 __global__ void copy_bytes(unsigned char* dst, const unsigned char* src, std::size_t bytes) {
   for (std::size_t i = first_index(); i < bytes; i += stride()) dst[i] = src[i];
 }
@@ -131,6 +145,18 @@ int copy(void* dst, const void* src, std::size_t bytes, void* stream, int multip
     copy_bytes<<<grid_for(bytes - done, multiprocessors), kThreads, 0, s>>>(
         static_cast<unsigned char*>(dst) + done, static_cast<const unsigned char*>(src) + done,
         bytes - done);
+  return static_cast<int>(cudaGetLastError());
+}
+
+int write_flag(std::uint64_t* flag, std::uint64_t value, void* stream) {
+  write_flag_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(
+      reinterpret_cast<unsigned long long*>(flag), value);
+  return static_cast<int>(cudaGetLastError());
+}
+
+int wait_flag(const std::uint64_t* flag, std::uint64_t value, void* stream) {
+  wait_flag_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(
+      reinterpret_cast<const unsigned long long*>(flag), value);
   return static_cast<int>(cudaGetLastError());
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "collscope/types.hpp"
 
@@ -18,5 +19,10 @@ int divide(void* buf, std::size_t count, DataType t, int divisor, void* stream,
            int multiprocessors);
 // dst[0, bytes) = src[0, bytes), by a kernel (16-byte words where both are aligned).
 int copy(void* dst, const void* src, std::size_t bytes, void* stream, int multiprocessors);
+
+// The flags' kernels (the fallback of stream memory operations): *flag = value once the
+// stream's earlier work is visible; the stream waits until *flag == value.
+int write_flag(std::uint64_t* flag, std::uint64_t value, void* stream);
+int wait_flag(const std::uint64_t* flag, std::uint64_t value, void* stream);
 
 }  // namespace collscope::device::kernels

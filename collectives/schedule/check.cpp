@@ -1,5 +1,7 @@
 #include "collscope/schedule_check.hpp"
 
+#include "collscope/consumed_receives.hpp"
+
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -34,13 +36,65 @@ class RankChecker {
   std::optional<std::string> bounds(const Step& s, BufRef ref, std::size_t bytes) const;
   std::optional<std::string> step_hazards(const Step& s) const;
   std::optional<std::string> overlap_hazards(const Step& next) const;
+  std::optional<std::string> consumed_reads(const Step& s);
+  std::optional<std::string> read_of_consumed(const Step& s, const Range& r) const;
+  void overwrite_consumed(const Range& r);
   std::size_t region_bytes(BufRef ref) const;
 
   const Algorithm& algo_;
   Plan& plan_;
   std::vector<Range> kept_local_;  // ranges the last step's deferred local ops touch
   std::string kept_where_;
+  // Received bytes a reduction consumed (consumed_receives.hpp), not yet overwritten:
+  // nothing may read them.
+  std::vector<Range> consumed_;
+  std::vector<int> consumer_;
 };
+
+std::optional<std::string> RankChecker::read_of_consumed(const Step& s, const Range& r) const {
+  for (const Range& c : consumed_)
+    if (c.overlaps(r))
+      return where(plan_.rank(), s) + ": reads received bytes that a reduction already consumed " +
+             "(a path that reduces straight from the sender's memory never copies them)";
+  return std::nullopt;
+}
+
+// What is written is no longer consumed: the parts of consumed ranges outside `r` stay.
+void RankChecker::overwrite_consumed(const Range& r) {
+  std::vector<Range> left;
+  for (const Range& c : consumed_) {
+    if (!c.overlaps(r)) {
+      left.push_back(c);
+      continue;
+    }
+    if (c.begin < r.begin) left.push_back({c.space, c.begin, r.begin});
+    if (r.end < c.end) left.push_back({c.space, r.end, c.end});
+  }
+  consumed_ = std::move(left);
+}
+
+// The consumed rule, in the order a rank runs a step: its sends read, its receives
+// write, then its local ops one by one; a consumed receive's bytes become unreadable
+// once its reduce has run.
+std::optional<std::string> RankChecker::consumed_reads(const Step& s) {
+  for (const CommOp& op : s.comm)
+    if (op.kind == CommKind::send)
+      if (auto bad = read_of_consumed(s, range(op.buf, op.bytes))) return bad;
+  for (const CommOp& op : s.comm)
+    if (op.kind == CommKind::recv) overwrite_consumed(range(op.buf, op.bytes));
+  consumed_receives(plan_, s, consumer_);
+  for (std::size_t i = 0; i < s.local.size(); ++i) {
+    const LocalOp& op = s.local[i];
+    const BufRef first_input = op.kind == LocalKind::divide ? op.out : op.a;
+    if (auto bad = read_of_consumed(s, range(first_input, op.bytes))) return bad;
+    if (op.kind == LocalKind::reduce)
+      if (auto bad = read_of_consumed(s, range(op.b, op.bytes))) return bad;
+    overwrite_consumed(range(op.out, op.bytes));
+    for (std::size_t c = 0; c < s.comm.size(); ++c)
+      if (consumer_[c] == static_cast<int>(i)) consumed_.push_back(range(s.comm[c].buf, s.comm[c].bytes));
+  }
+  return std::nullopt;
+}
 
 std::size_t RankChecker::region_bytes(BufRef ref) const {
   const CollArgs& a = plan_.args();
@@ -122,6 +176,7 @@ std::optional<std::string> RankChecker::run(Steps& steps, Messages& sent, Messag
         if (auto bad = bounds(s, op.b, op.bytes)) return bad;
     }
     if (auto bad = step_hazards(s)) return bad;
+    if (auto bad = consumed_reads(s)) return bad;
     if (s.overlap_next) {
       for (const LocalOp& op : s.local) {
         kept_local_.push_back(range(op.out, op.bytes));

@@ -130,6 +130,20 @@ Steps overlap_into_next_receive(Plan& p) {
   }
 }
 
+// Rank 1 reduces a received block and then copies that block out: the ipc path, which
+// reduces straight from the sender's memory, would never have put it there.
+Steps read_after_consumed(Plan& p) {
+  const std::uint32_t tag = p.tag();
+  const BufRef box = p.scratch(4);
+  StepBuilder s(p);
+  if (p.rank() == 1) {
+    co_yield s.recv(0, box, 4, tag).reduce(Plan::recv(), Plan::send(), box, 4).step("r", 0);
+    co_yield s.copy(Plan::recv(4), box, 4).step("r", 1);
+  } else {
+    co_yield s.send(1, Plan::send(), 4, tag).step("s", 0);
+  }
+}
+
 TEST(ScheduleChecker, FindsEachKindOfMistake) {
   const Algorithm& ring = *find_algorithm(Collective::allreduce, "ring");
   CollArgs a;
@@ -140,6 +154,7 @@ TEST(ScheduleChecker, FindsEachKindOfMistake) {
       {two_receives_same_bytes, "two receives write the same bytes"},
       {past_the_buffer, "of the recv buffer"},
       {overlap_into_next_receive, "whose receive writes bytes they use"},
+      {read_after_consumed, "reads received bytes that a reduction already consumed"},
   };
   for (const auto& [schedule, why] : bad) {
     Algorithm broken = ring;

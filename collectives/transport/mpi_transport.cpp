@@ -126,6 +126,23 @@ void MpiTransport::wait(Request& req) {
   MPI_Status status;
   check_mpi(MPI_Wait(&s.req, &status), s.is_recv ? "MPI_Wait(recv)" : "MPI_Wait(send)");
   p.wait_peer.store(-1, std::memory_order_relaxed);
+  finish(req, status);
+}
+
+bool MpiTransport::test(Request& req) {
+  if (!req.pending()) return true;
+  Slot& s = slots_[static_cast<std::size_t>(req.slot)];
+  int done = 0;
+  MPI_Status status;
+  check_mpi(MPI_Test(&s.req, &done, &status), s.is_recv ? "MPI_Test(recv)" : "MPI_Test(send)");
+  if (!done) return false;
+  finish(req, status);
+  return true;
+}
+
+// A completed request: its received length checked, its slot free again.
+void MpiTransport::finish(Request& req, const MPI_Status& status) {
+  const Slot& s = slots_[static_cast<std::size_t>(req.slot)];
   if (s.is_recv && s.bytes <= static_cast<std::size_t>(INT_MAX)) {
     int got = 0;
     MPI_Get_count(&status, MPI_BYTE, &got);

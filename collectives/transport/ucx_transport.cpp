@@ -272,6 +272,26 @@ void UcxTransport::wait(Request& req) {
     p.wait_peer.store(s.peer, std::memory_order_relaxed);
     progress_until_done(h_->worker, s.ucx_req);
     p.wait_peer.store(-1, std::memory_order_relaxed);
+  }
+  finish(req);
+}
+
+bool UcxTransport::test(Request& req) {
+  if (!req.pending()) return true;
+  Slot& s = slots_[static_cast<std::size_t>(req.slot)];
+  if (s.ucx_req) {
+    ucp_worker_progress(h_->worker);
+    if (ucp_request_check_status(s.ucx_req) == UCS_INPROGRESS) return false;
+  }
+  finish(req);
+  return true;
+}
+
+// A completed request: its status and received length checked, the UCX request
+// released, the slot free again.
+void UcxTransport::finish(Request& req) {
+  Slot& s = slots_[static_cast<std::size_t>(req.slot)];
+  if (s.ucx_req) {
     ucs_status_t st = ucp_request_check_status(s.ucx_req);
     if (s.is_recv && st == UCS_OK) {
       ucp_tag_recv_info_t info{};

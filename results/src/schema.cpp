@@ -89,9 +89,12 @@ namespace {
 // The collective table of `version`: version 2 renamed the closed form's columns and added
 // the parameters that shape a row (segment, data seed, scratch limit), the theory's
 // traffic matrix with its intra- and inter-node split, and the device columns (path,
-// timing mode, what a vendor ran, the device paths' copies with their theory).
+// timing mode, what a vendor ran, the device paths' copies with their theory). Version 3
+// added how the host waited (`wait`) and the bytes the ipc path reduced in a peer's
+// memory instead of copying them.
 TableSpec make_collective_table(int version) {
   const bool v1 = version == 1;
+  const bool v3 = version >= 3;
   std::vector<ScalarSpec> scalars{
       {"collective", Kind::text, 32}, {"algorithm", Kind::text, 64},
       {"transport", Kind::text, 16}, {"memory", Kind::text, 16}, {"dtype", Kind::text, 16},
@@ -111,6 +114,7 @@ TableSpec make_collective_table(int version) {
                                    {"timing", Kind::text, 8}, {"graph_calls", Kind::i32},
                                    {"blocking", Kind::boolean}, {"vendor_call", Kind::text, 64},
                                    {"nccl_version", Kind::text, 32, M::absent}});
+  if (v3) scalars.push_back({"wait", Kind::text, 8});
   std::vector<RankGroupSpec> groups{
       measured(), theory(),
       {"traffic_known", Kind::u64,
@@ -120,14 +124,20 @@ TableSpec make_collective_table(int version) {
     groups.push_back({"theory_traffic_known", Kind::u64,
                       {{"theory_sent_intra_node_bytes", "theory_sent_intra_node_bytes"},
                        {"theory_sent_inter_node_bytes", "theory_sent_inter_node_bytes"}}});
-    groups.push_back({"copies_known", Kind::u64,
-                      {{"copy_to_host_bytes", "copy_to_host_bytes"},
-                       {"copy_to_device_bytes", "copy_to_device_bytes"},
-                       {"copy_from_peer_bytes", "copy_from_peer_bytes"}}});
-    groups.push_back({"theory_copies_known", Kind::u64,
-                      {{"theory_copy_to_host_bytes", "theory_copy_to_host_bytes"},
-                       {"theory_copy_to_device_bytes", "theory_copy_to_device_bytes"},
-                       {"theory_copy_from_peer_bytes", "theory_copy_from_peer_bytes"}}});
+    RankGroupSpec copies{"copies_known", Kind::u64,
+                         {{"copy_to_host_bytes", "copy_to_host_bytes"},
+                          {"copy_to_device_bytes", "copy_to_device_bytes"},
+                          {"copy_from_peer_bytes", "copy_from_peer_bytes"}}};
+    RankGroupSpec theory_copies{"theory_copies_known", Kind::u64,
+                                {{"theory_copy_to_host_bytes", "theory_copy_to_host_bytes"},
+                                 {"theory_copy_to_device_bytes", "theory_copy_to_device_bytes"},
+                                 {"theory_copy_from_peer_bytes", "theory_copy_from_peer_bytes"}}};
+    if (v3) {
+      copies.columns.push_back({"reduced_from_peer_bytes", "reduced_from_peer_bytes"});
+      theory_copies.columns.push_back({"theory_reduced_from_peer_bytes", "theory_reduced_from_peer_bytes"});
+    }
+    groups.push_back(std::move(copies));
+    groups.push_back(std::move(theory_copies));
   }
   groups.push_back(nodes());
   std::vector<PoolSpec> pools{{"times_us", Kind::f64, false, M::never},
@@ -158,11 +168,15 @@ TableSpec make_pingpong_table() {
        {"bw_gbps_matrix", Kind::f64, true, M::absent}});
 }
 
-// One table per readable version, made once.
+// One table per readable version (1 .. kSchemaVersion), made once.
 template <class Make>
 const TableSpec& of_version(int version, Make make) {
-  static const TableSpec v1 = make(1), v2 = make(2);
-  return version == 1 ? v1 : v2;
+  static const std::vector<TableSpec> all = [&] {
+    std::vector<TableSpec> v;
+    for (int i = 1; i <= kSchemaVersion; ++i) v.push_back(make(i));
+    return v;
+  }();
+  return all.at(static_cast<std::size_t>(version - 1));
 }
 
 }  // namespace
@@ -178,9 +192,12 @@ const TableSpec& pingpong_table(int version) {
 }
 
 const std::vector<const TableSpec*>& row_tables(int version) {
-  static const std::vector<const TableSpec*> v1{&collective_table(1), &pingpong_table(1)},
-      v2{&collective_table(2), &pingpong_table(2)};
-  return version == 1 ? v1 : v2;
+  static const std::vector<std::vector<const TableSpec*>> all = [] {
+    std::vector<std::vector<const TableSpec*>> v;
+    for (int i = 1; i <= kSchemaVersion; ++i) v.push_back({&collective_table(i), &pingpong_table(i)});
+    return v;
+  }();
+  return all.at(static_cast<std::size_t>(version - 1));
 }
 
 // ---- /layer: the layer pipelines' records (layers/src/record.cpp) ----------------------
@@ -318,8 +335,12 @@ Layout make_runs_layout(int version) {
 // One row per run (per open_for_append): the run's attributes. Version 2 added which
 // device runtime ran and the NCCL library found at run time.
 const Layout& runs_layout(int version) {
-  static const Layout v1 = make_runs_layout(1), v2 = make_runs_layout(2);
-  return version == 1 ? v1 : v2;
+  static const std::vector<Layout> all = [] {
+    std::vector<Layout> v;
+    for (int i = 1; i <= kSchemaVersion; ++i) v.push_back(make_runs_layout(i));
+    return v;
+  }();
+  return all.at(static_cast<std::size_t>(version - 1));
 }
 
 // Version 2: one row per (run, rank) of a device memory run.

@@ -39,7 +39,7 @@ SCALARS = {  # column -> how the JSON says "no value": None (never), "null" or "
                    "model": None, "textbook_sent_bytes": "null", "textbook_formula": None,
                    "segment_bytes": None, "seed": None, "max_scratch_bytes": None,
                    "path": None, "timing": None, "graph_calls": None, "blocking": None,
-                   "vendor_call": None, "nccl_version": "absent"},
+                   "vendor_call": None, "nccl_version": "absent", "wait": None},
     "pingpong": {"collective": None, "algorithm": None, "transport": None, "memory": None,
                  "nranks": None, "bytes": None, "iters": None, "warmup": None,
                  "pairs": "absent", "time_us": None, "time_us_min": None, "time_us_max": None,
@@ -57,10 +57,10 @@ RANK_GROUPS = {  # known flag -> (JSON key, ranks column) ...
                                               "theory_sent_inter_node_bytes")],
     "nodes_known": [("node_of_rank", "node")],
     "copies_known": [(k, k) for k in ("copy_to_host_bytes", "copy_to_device_bytes",
-                                      "copy_from_peer_bytes")],
+                                      "copy_from_peer_bytes", "reduced_from_peer_bytes")],
     "theory_copies_known": [("theory_" + k, "theory_" + k)
                             for k in ("copy_to_host_bytes", "copy_to_device_bytes",
-                                      "copy_from_peer_bytes")],
+                                      "copy_from_peer_bytes", "reduced_from_peer_bytes")],
 }
 POOLS = {  # pool -> (missing, N x N nested in JSON)
     "collective": {"times_us": (None, False), "traffic_bytes": ("null", False),
@@ -423,10 +423,10 @@ def test_merge(env):
     p = env.merge(env.path("twice.h5"), a, a, expect=2)
     expect("in both" in p.stderr, f"one run twice: {p.stderr}")
 
-    v3 = env.path("v3.h5")
+    v3 = env.path("future.h5")
     shutil.copy(b, v3)
-    with h5py.File(v3, "r+") as f:
-        f.attrs["collscope_schema_version"] = np.int32(3)
+    with h5py.File(v3, "r+") as f:  # a version no build reads yet
+        f.attrs["collscope_schema_version"] = np.int32(99)
     saved = open(v3, "rb").read()
     for inputs in ((a, v3), (v3,)):
         p = env.merge(env.path("mixed.h5"), *inputs, expect=2)

@@ -222,6 +222,30 @@ TEST_F(ResultsFileTest, Version1FilesAreReadWithTodaysNamesButNotAppendedTo) {
   EXPECT_EQ(contents(path("old.h5")), before);
 }
 
+// A file of the release before version 3 (allreduce_ring and allreduce_mpi on host
+// memory, allreduce_ring on the emulated device over ipc, pingpong, a tp_mlp layer row)
+// reads back without version 3's columns, and is never appended to.
+TEST_F(ResultsFileTest, Version2FilesAreReadWithoutTheNewColumnsButNotAppendedTo) {
+  const std::string v2 = std::string(COLLSCOPE_RESULTS_TEST_DATA) + "/schema_v2.h5";
+  const ResultsContents c = read_results(v2);
+  EXPECT_EQ(c.schema_version, 2);
+  ASSERT_EQ(c.collective.size(), 4u);
+  ASSERT_EQ(c.pingpong.size(), 2u);
+  ASSERT_EQ(c.layer.size(), 1u);
+  const nlohmann::json& ipc = c.collective.back().fields;
+  EXPECT_EQ(ipc["path"], "ipc");
+  ASSERT_TRUE(ipc["copy_from_peer_bytes"].is_array());
+  EXPECT_EQ(ipc["copy_from_peer_bytes"], ipc["theory_copy_from_peer_bytes"]);
+  EXPECT_FALSE(ipc.contains("reduced_from_peer_bytes"));  // version 3's
+  EXPECT_FALSE(ipc.contains("wait"));
+
+  std::filesystem::copy_file(v2, path("old.h5"));
+  const std::string before = contents(path("old.h5"));
+  const std::string why = refusal<UsageError>(path("old.h5"));
+  EXPECT_NE(why.find("appends to version " + std::to_string(kSchemaVersion)), std::string::npos) << why;
+  EXPECT_EQ(contents(path("old.h5")), before);
+}
+
 TEST_F(ResultsFileTest, ForeignAndNonHdf5FilesAreRefusedAndLeftUntouched) {
   const hid_t file = H5Fcreate(path("foreign.h5").c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
   const hsize_t n = 4;

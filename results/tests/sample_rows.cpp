@@ -74,6 +74,16 @@ json sample_collective(std::int64_t i) {
   m.first_bad_rank = m.wrong ? 0 : -1;
   m.first_bad_index = m.wrong ? 4'000'000'000'000 + i : -1;
   fill_model(m, i);
+  if (i % 4 == 1) {  // a device row over ipc: how it waited, what it copied and reduced in place
+    m.memory = MemoryKind::device;
+    m.path = "ipc";
+    m.wait = i % 8 == 1 ? "spin" : "yield";
+    for (int r = 0; r < m.nranks; ++r) {
+      const auto b = static_cast<std::uint64_t>(100 * r + i);
+      m.copies.push_back({0, 0, b, 2 * b});
+      m.theory_copies.push_back({0, 0, b, 2 * b});
+    }
+  }
   return bench::to_json(m);
 }
 

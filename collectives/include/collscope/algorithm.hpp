@@ -61,6 +61,11 @@ std::size_t max_scratch_bytes(const Algorithm& algo, int nranks, const CollArgs&
 std::vector<RankVolume> planned_volume(const Algorithm& algo, int rank, int nranks,
                                        const CollArgs& args, bool in_place);
 
+// The bytes of `rank`'s receives that a reduction consumes at once
+// (consumed_receives.hpp): what the ipc path reduces in the sender's memory.
+std::uint64_t planned_consumed_bytes(const Algorithm& algo, int rank, int nranks,
+                                     const CollArgs& args, bool in_place);
+
 // Runs one call of `algo` on `comm`: a fresh tag sequence, the watchdog's state, and
 // the avg operator (reduced as sum, divided once at the end). On a device executor the
 // call is complete after comm.executor().synchronize().

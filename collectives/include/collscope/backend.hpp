@@ -30,7 +30,7 @@ struct BackendSpec {
   // The GPU of each local rank (index = rank on its node, wrapping); empty: local rank
   // modulo the node's GPU count.
   std::vector<int> device_map;
-  std::size_t stage_chunk = kDefaultStageChunk;
+  DeviceOptions device;  // the staged chunk, the ipc copy and fusion
 };
 
 class Backend {

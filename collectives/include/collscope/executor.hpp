@@ -13,7 +13,8 @@
 //
 // Every executor counts the messages it hands to the wire with the same Traffic code,
 // at the moment it hands them over: that is the *counted* volume, which must equal the
-// schedule's *planned* volume (planned_volume.hpp) and the closed-form theory.
+// schedule's *planned* volume (planned_volume() in algorithm.hpp) and the closed-form
+// theory.
 #pragma once
 
 #include <array>
@@ -30,12 +31,15 @@ namespace collscope {
 
 // Bytes a device path copies besides the wire (device executors only): the staged
 // path's copies through pinned host memory, the IPC path's copies out of a peer's
-// device memory. Their theory follows from the wire's: a staged rank copies to the host
-// what it sends and to the device what it receives; an IPC rank copies what it receives.
+// device memory, and what the IPC path reduces straight from a peer's memory instead of
+// copying it (consumed_receives.hpp). Their theory follows from the wire's: a staged
+// rank copies to the host what it sends and to the device what it receives; an IPC rank
+// copies or reduces in place what it receives, the split planned from the schedule.
 struct CopyVolume {
-  std::uint64_t to_host = 0;    // device -> pinned host (staged sends)
-  std::uint64_t to_device = 0;  // pinned host -> device (staged receives)
-  std::uint64_t from_peer = 0;  // a peer's device memory -> this rank's (ipc receives)
+  std::uint64_t to_host = 0;            // device -> pinned host (staged sends)
+  std::uint64_t to_device = 0;          // pinned host -> device (staged receives)
+  std::uint64_t from_peer = 0;          // a peer's device memory -> this rank's (ipc)
+  std::uint64_t reduced_from_peer = 0;  // read by a reduce in a peer's memory (ipc)
   bool operator==(const CopyVolume&) const = default;
 };
 
@@ -146,9 +150,10 @@ class Executor {
   virtual void synchronize() {}
   // A local copy in the executor's memory space (vendor baselines use it).
   virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
-  // The call buffers are about to be freed: drop whatever refers to them (the IPC path's
-  // mappings of peers' buffers). Collective: every rank calls it between the same calls.
-  virtual void forget_buffers() {}
+  // Buffers freed since the last time may really go: the IPC path keeps what it exported
+  // until every peer has unmapped it, which happens here. Collective: every rank calls it
+  // between the same calls (the harness after each row; a layer after its pass).
+  virtual void release_freed_buffers() {}
   // How device buffers cross ranks ("staged", "ipc", "cuda_aware", "nccl"); "host" for
   // host memory.
   virtual std::string path() const { return "host"; }

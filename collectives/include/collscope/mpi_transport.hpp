@@ -28,6 +28,7 @@ class MpiTransport final : public Transport {
                 Tag tag) override;
   Request irecv(int peer, void* buf, std::size_t bytes, MemoryKind mem, Tag tag) override;
   void wait(Request& req) override;
+  bool test(Request& req) override;
   std::string device_memory_refusal() const override { return device_refusal_; }
   // Requests still open (posted and not yet waited on); 0 between calls.
   int open_requests() const;
@@ -41,6 +42,7 @@ class MpiTransport final : public Transport {
   };
   int mpi_tag(Tag tag) const;
   Request post(Slot slot);
+  void finish(Request& req, const MPI_Status& status);
   void check_peer(int peer, std::size_t bytes, MemoryKind mem) const;
 
   MPI_Comm comm_ = MPI_COMM_NULL;

@@ -11,6 +11,10 @@
 //              is exactly one of its inputs or apart from both;
 //   overlap    a step that lets its local ops overlap the next step: they touch no
 //              byte the next step receives into;
+//   consumed   received bytes that a reduce of the same step consumes
+//              (consumed_receives.hpp) are not read again until something overwrites
+//              them: the ipc path may reduce straight from the sender's memory and never
+//              copy them;
 //   volume     the planned volume (the schedule's messages per peer) equals the
 //              closed-form theory, per peer, byte for byte and message for message.
 #pragma once

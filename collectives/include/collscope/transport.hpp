@@ -47,6 +47,9 @@ class Transport {
                         Tag tag) = 0;
   // Completes the request and resets it to "nothing to wait for".
   virtual void wait(Request& req) = 0;
+  // Completes the request if it is done (then as wait() does) and says whether it was;
+  // never blocks. A request that is not pending is done.
+  virtual bool test(Request& req) = 0;
   virtual void wait_all(std::span<Request> reqs) {
     for (Request& r : reqs) wait(r);
   }

@@ -35,6 +35,7 @@ class UcxTransport final : public Transport {
                 Tag tag) override;
   Request irecv(int peer, void* buf, std::size_t bytes, MemoryKind mem, Tag tag) override;
   void wait(Request& req) override;
+  bool test(Request& req) override;
   void quiesce() override;  // ucp_worker_flush: every completed send delivered
   std::string device_memory_refusal() const override { return device_refusal_; }
 
@@ -57,6 +58,7 @@ class UcxTransport final : public Transport {
   void close_endpoints();
   void wire_up();
   void progress_until_all_ranks_done(std::vector<void*>& reqs);
+  void finish(Request& req);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;

@@ -32,6 +32,7 @@ struct Measurement {
   // How buffers crossed ranks ("host", "staged", "ipc", "cuda_aware", "nccl") and how the
   // row was timed (options.hpp: timing, graph_calls, blocking).
   std::string path = "host";
+  std::string wait;  // device memory: how the host waited (spin, yield, block); "" on host
   std::string timing = "call";
   int graph_calls = 0;
   bool blocking = false;

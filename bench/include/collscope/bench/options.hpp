@@ -10,6 +10,11 @@
 
 #include "collscope/backend.hpp"
 #include "collscope/types.hpp"
+#include "collscope/wait_policy.hpp"
+
+namespace CLI {
+class App;
+}
 
 namespace collscope::bench {
 
@@ -32,6 +37,15 @@ struct Options {
   std::vector<int> device_map;
   std::size_t stage_chunk = std::size_t{1} << 20;
   bool stage_chunk_given = false;  // on the command line (it applies to the staged path only)
+  // Where the host waits for the GPU or a device path's transport: spin, yield or block
+  // (wait_policy.hpp); given: on the command line (it applies to -m device only).
+  WaitPolicy wait = WaitPolicy::spin;
+  bool wait_given = false;
+  // The ipc path: the copy out of a peer's memory, and whether consumed receives are
+  // reduced straight from the sender's memory (--no-fuse: copied first).
+  IpcCopy ipc_copy = IpcCopy::automatic;
+  bool ipc_copy_given = false;
+  bool fuse = true;
   // How a row is timed: "call" (one call at a time after a barrier, the slowest rank's
   // time; the default) or "loop" (-n calls back to back, their average, as nccl-tests,
   // OSU and IMB time; collscope takes the slowest rank's average, where nccl-tests
@@ -65,6 +79,12 @@ std::vector<std::size_t> sweep_sizes(const Options& o);
 // The checks every binary's command line shares (sizes, iterations, format, transport,
 // timeout): pingpong uses them too. Throws UsageError.
 void validate_common_options(const Options& o);
+
+// --wait, --ipc-copy and --no-fuse, which pingpong shares: added to `app`, then parsed
+// into `o` (with whether each was given). Throws UsageError.
+void add_device_wait_options(CLI::App& app, std::string& wait, std::string& ipc_copy, bool& fuse);
+void apply_device_wait_options(const CLI::App& app, const std::string& wait,
+                               const std::string& ipc_copy, Options& o);
 
 // "0,0,1,1": the GPU of local rank i is entry i (wrapping). Throws UsageError.
 std::vector<int> parse_device_map(std::string_view text);

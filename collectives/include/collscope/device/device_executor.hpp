@@ -9,13 +9,15 @@
 //               chunk k+1 to the host while chunk k is on the wire, a receive copies
 //               chunk k to the device while chunk k+1 arrives
 //   ipc         ranks of one node: the receiver copies straight out of the sender's
-//               device memory (CUDA IPC), after the sender's stream has reached the
-//               message (an interprocess event); a small host message carries the
-//               handles, an empty one the receiver's "copied" back
+//               device memory (CUDA IPC), or reduces straight from it; the streams order
+//               themselves through flags in device memory, so the host enqueues a whole
+//               call without waiting for the GPU (device/ipc_link.cpp)
 //
-// A call completes on the stream: the caller times run() + synchronize(). Messages are
-// counted as the host executor counts them (the schedule's, not the path's chunks or
-// control messages); the path's copies are counted apart (Traffic::copies()).
+// A call completes on the stream: the caller times run() + synchronize(). Where the host
+// must wait (synchronize, a staged chunk, a transport request) it polls or sleeps as
+// wait_policy() says. Messages are counted as the host executor counts them (the
+// schedule's, not the path's chunks or control messages); the path's copies are counted
+// apart (Traffic::copies()).
 #pragma once
 
 #include <mpi.h>
@@ -43,6 +45,20 @@ std::optional<DevicePath> parse_path(std::string_view s);
 // bandwidth.
 inline constexpr std::size_t kDefaultStageChunk = std::size_t{1} << 20;
 
+// The ipc path's copy out of a peer's memory: by the copy engine, by a kernel, or
+// (automatic) a kernel for small messages and the copy engine for large ones.
+enum class IpcCopy { automatic, engine, kernel };
+std::string_view ipc_copy_name(IpcCopy c);
+std::optional<IpcCopy> parse_ipc_copy(std::string_view s);
+
+// What shapes the paths: the staged path's chunk; the ipc path's copy, and whether it
+// reduces consumed receives straight from the sender's memory (consumed_receives.hpp).
+struct DeviceOptions {
+  std::size_t stage_chunk = kDefaultStageChunk;
+  IpcCopy ipc_copy = IpcCopy::automatic;
+  bool fuse = true;
+};
+
 namespace device {
 class Link;  // a path's message mechanics (device/links.hpp)
 }
@@ -55,7 +71,7 @@ class DeviceExecutor final : public Executor {
   // else staged. `transport` is "mpi" or "ucx"; `node_of_rank` from node_map.
   DeviceExecutor(device::Runtime& rt, std::optional<DevicePath> path, const std::string& transport,
                  MPI_Comm comm, const std::vector<int>& node_of_rank,
-                 std::size_t stage_chunk = kDefaultStageChunk);
+                 const DeviceOptions& options = {});
   ~DeviceExecutor() override;
 
   std::string name() const override { return transport_; }
@@ -70,7 +86,7 @@ class DeviceExecutor final : public Executor {
            const CallKey* key = nullptr) override;
   void synchronize() override;
   void copy(void* dst, const void* src, std::size_t bytes) override;
-  void forget_buffers() override;
+  void release_freed_buffers() override;
 
   device::Runtime& runtime() { return rt_; }
   device::Stream stream() const { return stream_; }
@@ -80,6 +96,8 @@ class DeviceExecutor final : public Executor {
   void bind(std::span<const std::size_t> scratch_sizes, CallBuffers buffers);
   std::byte* address(BufRef ref) const { return buffers_.address(ref); }
   void local(const LocalOp& op, const CollArgs& args, int nranks);
+  // The stream waits for a while: how long, and what for (the link's guess).
+  void wait_for_stream();
 
   device::Runtime& rt_;
   DevicePath path_;
@@ -89,6 +107,7 @@ class DeviceExecutor final : public Executor {
   bool stream_busy_ = false;  // work enqueued since the stream was last drained
   std::unique_ptr<device::Link> link_;
   SequencerState<int> state_;
+  std::vector<int> consumer_;  // the current step's consumed receives
   BufferTable buffers_;  // the call's buffers and the scratch slots
   std::vector<device::Buffer> scratch_;
 };

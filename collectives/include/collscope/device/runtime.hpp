@@ -29,11 +29,8 @@ using Stream = void*;
 using Event = void*;
 using Graph = void*;  // an instantiated CUDA graph (cudaGraphExec_t)
 
-// cudaIpcMemHandle_t and cudaIpcEventHandle_t are 64 opaque bytes each.
+// cudaIpcMemHandle_t is 64 opaque bytes.
 struct MemHandle {
-  std::array<unsigned char, 64> bytes{};
-};
-struct EventHandle {
   std::array<unsigned char, 64> bytes{};
 };
 
@@ -72,9 +69,16 @@ class Runtime {
 
   // Device memory (cudaMalloc, never managed memory), registered for IPC.
   void* alloc(std::size_t bytes);
+  // Frees an allocation, unless someone holds it (hold()): then it is retired, and freed
+  // when the last hold goes.
   void free(void* p);
   // The registered allocation holding [p, p + bytes), or throws RuntimeError.
   Allocation allocation_of(const void* p, std::size_t bytes) const;
+  // The IPC path holds what it exported: a peer may have it mapped, and CUDA leaves
+  // freeing an allocation a peer still maps undefined. Holds count.
+  void hold(std::uint64_t id);
+  void unhold(std::uint64_t id);
+  bool retired(std::uint64_t id) const;  // freed by its owner, still held
 
   // Page-locked host memory for staging (cudaHostAlloc).
   virtual void* alloc_pinned(std::size_t bytes) = 0;
@@ -82,25 +86,41 @@ class Runtime {
 
   virtual Stream create_stream() = 0;
   virtual void destroy_stream(Stream s) = 0;
+  // The host waits until everything enqueued on s is done, as wait_policy() says (spin,
+  // yield: polling; block: sleeping in the driver).
   virtual void synchronize(Stream s) = 0;
+  // Whether everything enqueued on s is done (never blocks).
+  virtual bool idle(Stream s) = 0;
   virtual void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, Stream s) = 0;
   virtual void memset(void* dst, int value, std::size_t bytes, Stream s) = 0;
 
-  // Events: `interprocess` ones can be exported (and then time nothing).
-  virtual Event create_event(bool interprocess) = 0;
+  // Events: a point in a stream. `timing` ones can measure elapsed time between two.
+  virtual Event create_event(bool timing = false) = 0;
   virtual void destroy_event(Event e) = 0;
   virtual void record(Event e, Stream s) = 0;
   virtual void wait(Stream s, Event e) = 0;  // the stream waits; the host does not
-  virtual void synchronize_event(Event e) = 0;  // the host waits (blocking, no spinning)
+  virtual void host_wait(Event e) = 0;       // the host waits, as wait_policy() says
   virtual bool done(Event e) = 0;
+  // Milliseconds between two recorded timing events, once both are done.
+  virtual double elapsed_ms(Event from, Event to) = 0;
 
-  // CUDA IPC: export an allocation (by its base) or an event; open a peer's, once per
-  // handle (the caller caches).
+  // Flags: 64-bit words in device memory (this runtime's allocations, or a peer's mapped
+  // by open_memory) through which ranks order their streams without the host. The
+  // stream sets a flag once everything enqueued before is done and visible, and waits
+  // until a flag holds a value; neither blocks the host. read_flag is the host's look
+  // (diagnostics only).
+  virtual void write_flag(Stream s, std::uint64_t* flag, std::uint64_t value) = 0;
+  virtual void wait_flag(Stream s, const std::uint64_t* flag, std::uint64_t value) = 0;
+  virtual std::uint64_t read_flag(const std::uint64_t* flag) = 0;
+  // How flags are set and awaited: "memop" (the GPU's stream memory operations),
+  // "kernel" (one-thread kernels), "host" (the emulation).
+  virtual std::string flag_mechanism() const = 0;
+
+  // CUDA IPC: export an allocation (by its base); open a peer's once (the caller caches)
+  // and close it before the peer frees it.
   virtual MemHandle export_memory(void* base) = 0;
   virtual void* open_memory(const MemHandle& h) = 0;
   virtual void close_memory(void* p) = 0;
-  virtual EventHandle export_event(Event e) = 0;
-  virtual Event open_event(const EventHandle& h) = 0;
 
   // CUDA graphs: work enqueued on s between begin_capture and end_capture is recorded,
   // not run; launch() runs the recording again. The host emulation has none.
@@ -109,9 +129,9 @@ class Runtime {
   virtual void launch(Graph g, Stream s) = 0;
   virtual void destroy_graph(Graph g) = 0;
 
-  // Kernels, on stream s. out = a op b element-wise (out may be a or b); avg reduces as
-  // sum. divide: buf /= divisor (floating types). copy_kernel: a device-to-device copy
-  // by a kernel rather than a copy engine.
+  // Kernels, on stream s. out = a op b element-wise (out may be a or b; a or b may be a
+  // peer's mapped memory); avg reduces as sum. divide: buf /= divisor (floating types).
+  // copy_kernel: a device-to-device copy by a kernel rather than a copy engine.
   virtual void reduce(void* out, const void* a, const void* b, std::size_t count, DataType t,
                       ReduceOp op, Stream s) = 0;
   virtual void divide(void* buf, std::size_t count, DataType t, int divisor, Stream s) = 0;
@@ -122,8 +142,15 @@ class Runtime {
   virtual void do_free(void* p) = 0;
 
  private:
+  struct Registered {
+    Allocation allocation;
+    int holds = 0;
+    bool retired = false;
+  };
+  std::vector<Registered>::iterator find_id(std::uint64_t id);
+
   mutable std::mutex mutex_;
-  std::vector<Allocation> allocations_;
+  std::vector<Registered> allocations_;
   std::uint64_t next_id_ = 1;
 };
 

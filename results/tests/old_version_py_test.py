@@ -1,10 +1,14 @@
 #!/usr/bin/python3
-"""A results file of schema version 1 (results/tests/data/schema_v1.h5, written by the
-release before version 2: allreduce_ring and alltoallv_mpi rows, pingpong, a tp_mlp layer
-row) is still read by the Python tools: the report renders it with version 2's names, and
-merge keeps it at version 1 with every row.
+"""A results file of an older schema version is still read by the Python tools: the report
+renders it with today's names, and merge keeps it at its version with every row.
 
-    version1_py_test.py SOURCE_DIR
+    old_version_py_test.py SOURCE_DIR VERSION
+
+The fixtures (results/tests/data/schema_vN.h5) were written by the release before
+version N + 1: version 1 holds allreduce_ring and alltoallv_mpi rows, pingpong and a
+tp_mlp layer row; version 2 allreduce_ring and allreduce_mpi rows on host memory, an
+allreduce_ring row on the emulated device over ipc (its copies per rank), pingpong and a
+tp_mlp layer row.
 """
 import os
 import shutil
@@ -14,8 +18,8 @@ import tempfile
 
 import h5py
 
-SOURCE = sys.argv[1]
-FIXTURE = os.path.join(SOURCE, "results", "tests", "data", "schema_v1.h5")
+SOURCE, VERSION = sys.argv[1], int(sys.argv[2])
+FIXTURE = os.path.join(SOURCE, "results", "tests", "data", f"schema_v{VERSION}.h5")
 failures = []
 
 
@@ -30,25 +34,27 @@ def run(*cmd):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    fixture = os.path.join(tmp, "v1.h5")
+    fixture = os.path.join(tmp, f"v{VERSION}.h5")
     shutil.copyfile(FIXTURE, fixture)
     out = os.path.join(tmp, "report")
     p = run(os.path.join(SOURCE, "scripts", "report"), fixture, "--out", out)
-    check(p.returncode == 0, f"report of a version-1 file: exit 0 (got {p.returncode}: {p.stderr.strip()})")
+    check(p.returncode == 0, f"report of a version-{VERSION} file: exit 0 (got {p.returncode}: {p.stderr.strip()})")
     tables = "".join(open(os.path.join(out, name)).read() for name in os.listdir(out)
                      if name.endswith(".md")) if os.path.isdir(out) else ""
     check("2(N-1)/N x D" in tables, "the ring rows' closed form reaches the report")
     check("seed" not in tables.lower(), "the report says nothing of version 1's old names")
+    if VERSION >= 2:
+        check("ipc" in tables, "the device row's path reaches the report")
 
     merged = os.path.join(tmp, "merged.h5")
     p = run(os.path.join(SOURCE, "scripts", "merge"), merged, fixture)
-    check(p.returncode == 0, f"merge of a version-1 file: exit 0 (got {p.returncode}: {p.stderr.strip()})")
+    check(p.returncode == 0, f"merge of a version-{VERSION} file: exit 0 (got {p.returncode}: {p.stderr.strip()})")
     if os.path.exists(merged):
         with h5py.File(merged, "r") as f, h5py.File(fixture, "r") as g:
-            check(int(f.attrs["collscope_schema_version"]) == 1, "the merged file stays version 1")
+            check(int(f.attrs["collscope_schema_version"]) == VERSION, f"the merged file stays version {VERSION}")
             for group in ("collective", "pingpong", "layer"):
                 check(len(f[group + "/rows"]) == len(g[group + "/rows"]),
                       f"every {group} row is kept ({len(g[group + '/rows'])})")
 
-print(f"version1: {len(failures)} failure(s)")
+print(f"version {VERSION}: {len(failures)} failure(s)")
 sys.exit(1 if failures else 0)
