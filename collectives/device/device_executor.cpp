@@ -200,6 +200,8 @@ void DeviceExecutor::copy(void* dst, const void* src, std::size_t bytes) {
   stream_busy_ = true;
 }
 
+std::size_t DeviceExecutor::mapped_peer_buffers() const { return link_->mapped_peer_buffers(); }
+
 void DeviceExecutor::release_freed_buffers() {
   synchronize();
   link_->release_freed_buffers();

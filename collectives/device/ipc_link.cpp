@@ -240,6 +240,8 @@ class IpcLink final : public Link {
     }
   }
 
+  std::size_t mapped_peer_buffers() const override { return opened_.size(); }
+
   void explain_stall() override {
     for (const Awaited& a : awaited_) {
       if (ctx_.rt.read_flag(a.flag) == a.value) continue;

@@ -56,6 +56,8 @@ class Link {
   // The stream has not drained for a while: say in progress() what it waits for, if
   // the link knows (the ipc path: the first flag a peer has not set).
   virtual void explain_stall() {}
+  // Peers' buffers mapped now (the ipc path's registration cache; flag pages not counted).
+  virtual std::size_t mapped_peer_buffers() const { return 0; }
 };
 
 std::unique_ptr<Link> make_cuda_aware_link(LinkContext ctx, std::unique_ptr<Transport> transport);

@@ -89,6 +89,8 @@ class DeviceExecutor final : public Executor {
   void release_freed_buffers() override;
 
   device::Runtime& runtime() { return rt_; }
+  // Peers' buffers the path keeps mapped (ipc: until their owner frees them).
+  std::size_t mapped_peer_buffers() const;
   device::Stream stream() const { return stream_; }
 
  private:
