@@ -487,6 +487,16 @@ def test_timeout():
     check(re.search(r"allreduce_ring: timeout: rank [02] stuck for more than 1\.0 s in "
                     r"allreduce/ring, phase reduce-scatter step 0, waiting to receive from rank [01]",
                     err) is not None, f"timeout message names rank, algorithm, step, peer: {err!r}")
+    # On the ipc path the ranks wait for each other's flags (the emulated device: the host
+    # stands for the stream), and the report still names the step and the peer.
+    code, _, err = run("allreduce_ring", ["-b", "1K", "-e", "1K", "--timeout", "1", "-m", "device",
+                                          "--path", "ipc", "--wait", "yield"], np=3,
+                       env={"COLLSCOPE_DEBUG_STALL": "1:30", "COLLSCOPE_DEVICE_EMULATION": "1"},
+                       timeout=60)
+    check(code == 3, f"stalled rank on the ipc path: exit code 3 (got {code})")
+    check(re.search(r"allreduce_ring: timeout: rank [02] stuck for more than 1\.0 s in "
+                    r"allreduce/ring, phase reduce-scatter step 0, waiting to receive from rank [01]",
+                    err) is not None, f"ipc timeout message names rank, algorithm, step, peer: {err!r}")
 
 
 if __name__ == "__main__":

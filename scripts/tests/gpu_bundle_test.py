@@ -198,6 +198,31 @@ def test_bundle(d):
     check(m and int(m.group(1)) == 2 and int(m.group(2)) == 0 and int(m.group(3)) > 100
           and re.search(r"^\$ .*mpirun -q -np 2 allreduce_ring .*\n-> exit 0", log, re.M),
           f"run-gpu-tests.log: the commands, their exit status, the summary ({m.group(0) if m else log[-300:]!r})")
+    test_emulated_matrix(d, bundle)
+
+
+def test_emulated_matrix(d, bundle):
+    """run-gpu-tests --emulated: the matrix on the emulated device, two tests at a time,
+    with a budget too small for all of it: what ran passed, what did not start is listed
+    as not run (never as passed), the summary table counts both, and the exit is 1."""
+    out = os.path.join(d, "emulated-results")
+    p = subprocess.run(["env", "-i", "PATH=/usr/bin:/bin", f"HOME={os.environ.get('HOME', '/root')}",
+                        os.path.join(bundle, "run-gpu-tests"), "--out", out, "--emulated", "--ranks", "2",
+                        "--jobs", "2", "--budget", "6"], capture_output=True, text=True, timeout=300)
+    m = re.search(r"passed (\d+) failed (\d+) skipped (\d+) not-run (\d+)", p.stdout)
+    check(p.returncode == 1 and m and int(m.group(1)) >= 3 and int(m.group(2)) == 0 and int(m.group(4)) > 0,
+          f"run-gpu-tests --emulated with a small budget: some passed, none failed, the rest not run, exit 1 "
+          f"({p.returncode}, {m.group(0) if m else p.stdout[-300:]!r})")
+    verdicts = os.path.join(out, "verdicts")
+    names = os.listdir(verdicts) if os.path.isdir(verdicts) else []
+    first = {n: open(os.path.join(verdicts, n)).readline().split()[0] for n in names}
+    ran = [n for n, v in first.items() if v == "ok"]
+    check(all(os.path.exists(os.path.join(out, "json", n + ".jsonl")) for n in ran if ".np0" not in n),
+          f"every test counted as passed ran and left its rows ({len(ran)})")
+    summary = open(os.path.join(out, "summary.md")).read() if os.path.exists(os.path.join(out, "summary.md")) else ""
+    check(re.search(r"^\| ipc \| 2 \|", summary, re.M) and re.search(r"^\| staged-mpi \| 2 \|", summary, re.M)
+          and int(m.group(4) if m else 0) == sum(v == "notrun" for v in first.values()),
+          f"summary.md: a line per path and rank count, the not-run ones counted ({summary[:300]!r})")
 
 
 def test_hidden_system(d, bundle):
