@@ -172,15 +172,18 @@ std::vector<RankTrace> parse_traces(std::span<const std::uint8_t> gathered,
 // receive no send matches, a wait on something that is not a pending request).
 std::vector<double> simulate_ranks(const std::vector<RankTrace>& traces,
                                    const std::vector<int>& node_of_rank, const Model& model);
-// The same, reading each rank's events as it needs them.
+// The same, reading each rank's events as it needs them. With `threads` 2, a second
+// thread computes them ahead while the first simulates (the same events in the same
+// order, so the same figures; each EventSource is then read from that thread).
 std::vector<double> simulate_ranks(const std::vector<RankStream>& ranks,
-                                   const std::vector<int>& node_of_rank, const Model& model);
+                                   const std::vector<int>& node_of_rank, const Model& model,
+                                   int threads = 1);
 // The predicted time of the call in seconds: the last rank's clock plus sync_lat.
 double simulate(const std::vector<RankTrace>& traces, const std::vector<int>& node_of_rank,
                 const Model& model);
 double predict_us(const std::vector<RankTrace>& traces, const std::vector<int>& node_of_rank,
                   const Model& model);
 double predict_us(const std::vector<RankStream>& ranks, const std::vector<int>& node_of_rank,
-                  const Model& model);
+                  const Model& model, int threads = 1);
 
 }  // namespace collscope
