@@ -23,6 +23,7 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "collscope/algorithm.hpp"
@@ -49,6 +50,7 @@ struct Options {
   bool in_place = false;
   std::size_t segment_bytes = kDefaultSegmentBytes;
   enum class Format { table, jsonl, exact } format = Format::table;
+  int threads = std::thread::hardware_concurrency() >= 2 ? 2 : 1;
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -131,6 +133,7 @@ Options parse(int argc, char** argv) {
       o.segment_bytes = parse_size(arg, value());
       if (o.segment_bytes == 0) usage("--segment must be positive");
     } else if (arg == "--in-place") o.in_place = true;
+    else if (arg == "--threads") o.threads = parse_int(arg, value(), 1, 2);
     else if (arg == "--format") {
       const std::string v = value();
       if (v == "jsonl") o.format = Options::Format::jsonl;
@@ -251,7 +254,7 @@ Row predict_one(const Algorithm& algo, const Options& o, const Model& model, int
   std::vector<int> nodes(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) nodes[static_cast<std::size_t>(r)] = r / o.ranks_per_node;
   t0 = now_s();
-  row.time_us = predict_us(ranks, nodes, model);
+  row.time_us = predict_us(ranks, nodes, model, o.threads);
   row.sim_s = now_s() - t0;
   row.rss_mib = peak_rss_mib();
   if (row.time_us > 0 && row.bytes > 0) {
