@@ -43,6 +43,16 @@ class EventQueue {
     return {b.time, b.keys[b.head]};
   }
 
+  // The k-th entry after the least (0: the least itself) if it has the least's time (the
+  // entries about to come out, for prefetching what they will touch).
+  bool peek(std::size_t k, std::uint64_t& key) const {
+    if (heap_.empty()) return false;
+    const Bucket& b = buckets_[heap_.front()];
+    if (b.head + k >= b.keys.size()) return false;
+    key = b.keys[b.head + k];
+    return true;
+  }
+
   void pop() {
     const std::uint32_t i = heap_.front();
     Bucket& b = buckets_[i];

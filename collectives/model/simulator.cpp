@@ -313,6 +313,7 @@ class Simulator {
   }
 
   void wake(int r, double t) { events_.push(t, run_key(r)); }
+  void prefetch_upcoming() const;
   const TraceEvent* current(int r) {  // its event at pc; null when it has none left
     const RankState& s = ranks_[idx(r)];
     return s.cur != s.end || read_ahead(r) ? s.cur : nullptr;
@@ -394,6 +395,7 @@ std::vector<double> Simulator::run() {
   while (!events_.empty()) {
     const detail::EventQueue::Entry h = events_.top();
     events_.pop();
+    prefetch_upcoming();
     now_ = h.time;
     const auto id = static_cast<std::uint32_t>(h.key >> 32 & 0x7fffffffu);
     if (!(h.key & kRankRuns)) {  // a transfer's end, unless its rate changed since
@@ -423,6 +425,33 @@ std::vector<double> Simulator::run() {
     finish.push_back(ranks_[r].clock);
   }
   return finish;
+}
+
+// The entries about to come out of the queue are mostly ranks of the same instant, in
+// order: what they will touch first is fetched now, while this one runs (at thousands
+// of ranks it is not in the caches, and waiting for it was most of a step's time). The
+// one after next: its rank's state or its transfer's id slot; the next: its rank's
+// current event or its transfer's record, found through what was fetched last time.
+void Simulator::prefetch_upcoming() const {
+  std::uint64_t key;
+  if (events_.peek(1, key)) {
+    const std::uint32_t id = key >> 32 & 0x7fffffffu;
+    if (key & kRankRuns) {
+      const char* state = reinterpret_cast<const char*>(&ranks_[id]);
+      __builtin_prefetch(state);
+      __builtin_prefetch(state + 64);
+    } else {
+      __builtin_prefetch(&records_[id]);
+    }
+  }
+  if (events_.peek(0, key)) {
+    const std::uint32_t id = key >> 32 & 0x7fffffffu;
+    if (key & kRankRuns) {
+      __builtin_prefetch(ranks_[id].cur);
+    } else if (records_[id] != kNone) {
+      __builtin_prefetch(&transfers_[records_[id]]);
+    }
+  }
 }
 
 // Whether rank r, due again at its clock, would be the next thing out of the queue: its
