@@ -23,6 +23,7 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -209,6 +210,44 @@ void check_volume(Row& row, const Algorithm& algo, int r, int n, const CollArgs&
                  " B in " + std::to_string(want.recv_msgs);
 }
 
+// Every rank's totals (schedule_totals): ranks do not depend on each other, so with two
+// threads each takes every other rank.
+std::vector<TraceTotals> totals_of_ranks(const Algorithm& algo, int n, const CollArgs& a,
+                                         bool in_place, int threads) {
+  std::vector<TraceTotals> totals(static_cast<std::size_t>(n));
+  auto count = [&](int first, int stride) {
+    for (int r = first; r < n; r += stride)
+      totals[static_cast<std::size_t>(r)] = schedule_totals(algo, r, n, a, in_place);
+  };
+  if (threads < 2 || n < 2) {
+    count(0, 1);
+    return totals;
+  }
+  std::exception_ptr failed;
+  std::thread helper;
+  try {
+    helper = std::thread([&] {
+      try {
+        count(1, 2);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+    });
+  } catch (const std::system_error&) {  // no second thread to be had
+    count(0, 1);
+    return totals;
+  }
+  try {
+    count(0, 2);
+  } catch (...) {
+    helper.join();
+    throw;
+  }
+  helper.join();
+  if (failed) std::rethrow_exception(failed);
+  return totals;
+}
+
 Row predict_one(const Algorithm& algo, const Options& o, const Model& model, int n,
                 std::size_t size) {
   const CollectiveInfo& info = algo.info();
@@ -238,9 +277,10 @@ Row predict_one(const Algorithm& algo, const Options& o, const Model& model, int
   // theory). Second pass: the simulation, reading every rank's trace step by step, so no
   // whole trace is ever held.
   double t0 = now_s();
+  const std::vector<TraceTotals> totals = totals_of_ranks(algo, n, a, in_place, o.threads);
   std::vector<RankStream> ranks(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
-    const TraceTotals t = schedule_totals(algo, r, n, a, in_place);
+    const TraceTotals& t = totals[static_cast<std::size_t>(r)];
     ranks[static_cast<std::size_t>(r)].footprint = t.footprint();
     row.events += t.events;
     check_volume(row, algo, r, n, a, RankVolume{t.sent_bytes, t.sent_msgs, t.recv_bytes, t.recv_msgs});
@@ -269,9 +309,14 @@ void print_header(const Options& o) {
   std::printf("# %s, model %s, %d rank(s) per node, dtype %s%s\n", o.algorithm.c_str(),
               o.model_path.c_str(), o.ranks_per_node, std::string(dtype_name(o.dtype)).c_str(),
               o.in_place ? ", in place" : "");
-  std::printf("%6s %12s %12s %14s %10s %10s %16s %16s %8s %10s %8s %8s %9s\n", "N", "size",
+  std::printf("%6s %12s %12s %14s %10s %10s %16s %16s %8s %10s %8s %8s %9s %9s\n", "N", "size",
               "count", "time_us", "algbw", "busbw", "max_sent_B", "theory_sent_B", "volume",
-              "events", "trace_s", "sim_s", "rss_MiB");
+              "events", "trace_s", "sim_s", "Mevents/s", "rss_MiB");
+}
+
+// Events simulated per second of the simulation (0 when it took no measurable time).
+double events_per_s(const Row& r) {
+  return r.sim_s > 0 ? static_cast<double>(r.events) / r.sim_s : 0;
 }
 
 // Every predicted figure to the last bit (the doubles as hexadecimal floats) and nothing
@@ -295,19 +340,21 @@ void print_row(const Options& o, const Row& r) {
                 "\"dtype\": \"%s\", \"in_place\": %s, \"size\": %zu, \"count\": %zu, "
                 "\"time_us\": %.6g, \"algbw\": %.6g, \"busbw\": %.6g, \"max_sent_bytes\": %llu, "
                 "\"theory_max_sent_bytes\": %llu, \"volume_ok\": %s, \"events\": %zu, "
-                "\"trace_s\": %.3f, \"sim_s\": %.3f, \"peak_rss_mib\": %.1f}\n",
+                "\"trace_s\": %.3f, \"sim_s\": %.3f, \"events_per_s\": %.4g, \"peak_rss_mib\": %.1f}\n",
                 o.algorithm.c_str(), r.nranks, o.ranks_per_node,
                 std::string(dtype_name(o.dtype)).c_str(), o.in_place ? "true" : "false",
                 r.bytes, r.count, r.time_us, r.algbw, r.busbw,
                 static_cast<unsigned long long>(r.max_sent),
                 static_cast<unsigned long long>(r.theory_max_sent),
-                r.volume_ok ? "true" : "false", r.events, r.trace_s, r.sim_s, r.rss_mib);
+                r.volume_ok ? "true" : "false", r.events, r.trace_s, r.sim_s, events_per_s(r),
+                r.rss_mib);
   } else {
-    std::printf("%6d %12zu %12zu %14.2f %10.3f %10.3f %16llu %16llu %8s %10zu %8.2f %8.2f %9.1f\n",
+    std::printf("%6d %12zu %12zu %14.2f %10.3f %10.3f %16llu %16llu %8s %10zu %8.2f %8.2f %9.2f %9.1f\n",
                 r.nranks, r.bytes, r.count, r.time_us, r.algbw, r.busbw,
                 static_cast<unsigned long long>(r.max_sent),
                 static_cast<unsigned long long>(r.theory_max_sent),
-                r.volume_ok ? "ok" : "MISMATCH", r.events, r.trace_s, r.sim_s, r.rss_mib);
+                r.volume_ok ? "ok" : "MISMATCH", r.events, r.trace_s, r.sim_s,
+                events_per_s(r) / 1e6, r.rss_mib);
   }
   if (!r.volume_ok)
     std::fprintf(stderr, "collscope_predict: volume MISMATCH at N = %d, size %zu: %s\n",
