@@ -261,6 +261,7 @@ class Simulator {
   const LinkParams& params(int cls) const {
     return cls == kIntra ? model_.intra_node : model_.inter_node;
   }
+  bool receiver_moved(int cls) const { return params(cls).moved_by == MovedBy::receiver; }
   bool node_pair_links(int cls) const {
     return cls == kInter && model_.inter_node.links == Links::per_node_pair;
   }
@@ -516,11 +517,14 @@ void Simulator::compute(int r, double seconds) {
   if (seconds > 0) set_computing(r, true);
 }
 
+// Computing stops only what the receiver's CPU moves. In a class the network moves, no
+// transfer ever pauses and every moving one's rate is up to date (each start and end
+// refreshes those it touches), so a refresh there would change nothing.
 void Simulator::set_computing(int r, bool computing) {
   ranks_[idx(r)].computing = computing;
   for (int cls = 0; cls < kClasses; ++cls)
-    if (!node_pair_links(cls)) refresh(front(ingress(r, cls)));
-  if (!node_pair_links(kInter)) return;
+    if (receiver_moved(cls) && !node_pair_links(cls)) refresh(front(ingress(r, cls)));
+  if (!receiver_moved(kInter) || !node_pair_links(kInter)) return;
   const auto into = links_into_.find(nodes_[idx(r)]);
   if (into == links_into_.end()) return;
   for (const int port : into->second) {
