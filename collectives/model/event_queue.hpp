@@ -4,8 +4,10 @@
 // step finishes its reduction at the same instant: at N = 1024, 99% of the entries taken
 // out have the time of the one before), so a binary heap over all entries spends its
 // comparisons on ties. Here entries of one time sit in a bucket, in key order, and only
-// the buckets, one per distinct time, are in a heap: a push is an append to its bucket
-// (keys arrive mostly in order), a pop takes the bucket's next key.
+// the buckets, one per distinct time, are in a heap: a push is an append to its bucket,
+// a pop takes the bucket's next key. A bucket is sorted once, when its time comes (keys
+// arrive in any order: ranks woken in the order their transfers end); only a push into
+// the bucket being taken out finds its place at once.
 #pragma once
 
 #include <algorithm>
@@ -27,10 +29,14 @@ class EventQueue {
   std::size_t size() const { return size_; }
 
   void push(double time, std::uint64_t key) {
-    Bucket& b = buckets_[bucket_for(time)];
-    if (b.head == b.keys.size() || key >= b.keys.back()) {
+    const std::uint32_t i = bucket_for(time);
+    Bucket& b = buckets_[i];
+    if (b.keys.empty() || key >= b.keys.back()) {
       b.keys.push_back(key);
-    } else {  // out of order: its place among the keys not taken yet
+    } else if (i != heap_.front()) {
+      b.keys.push_back(key);
+      b.sorted = false;
+    } else {  // the bucket being taken out: its place among the keys not taken yet
       const auto at = std::upper_bound(b.keys.begin() + static_cast<long>(b.head), b.keys.end(), key);
       b.keys.insert(at, key);
     }
@@ -63,14 +69,23 @@ class EventQueue {
     b.head = 0;
     free_.push_back(i);
     pop_heap();
+    if (!heap_.empty()) sort_front();
   }
 
  private:
   struct Bucket {
     double time = 0;
-    std::vector<std::uint64_t> keys;  // sorted from `head` on
+    std::vector<std::uint64_t> keys;  // from `head` on: the keys not taken out yet
     std::size_t head = 0;
+    bool sorted = true;  // the keys are in order (always, for the bucket at the front)
   };
+
+  void sort_front() {
+    Bucket& b = buckets_[heap_.front()];
+    if (b.sorted) return;
+    std::sort(b.keys.begin() + static_cast<long>(b.head), b.keys.end());
+    b.sorted = true;
+  }
   static constexpr std::uint32_t kNone = 0xffffffffu;
 
   // The time's bits; 0 and -0 compare equal, so they share a bucket.
@@ -96,6 +111,7 @@ class EventQueue {
       free_.pop_back();
     }
     buckets_[i].time = time;
+    buckets_[i].sorted = true;
     insert(t, i);
     push_heap(i);
     return i;

@@ -132,6 +132,12 @@ class Positions {
                ? base_ + static_cast<std::uint32_t>(it - items_.begin())
                : kNone;
   }
+  // Fetches the lines of the oldest and the newest entry (a wait mostly looks at one).
+  void prefetch_ends() const {
+    if (empty()) return;
+    __builtin_prefetch(&items_[head_]);
+    __builtin_prefetch(&items_.back());
+  }
   template <class F>
   void for_each(F f) const {
     for (std::size_t i = head_; i < items_.size(); ++i) f(base_ + static_cast<std::uint32_t>(i), items_[i]);
@@ -169,21 +175,22 @@ struct RecvEntry {
 static_assert(sizeof(RecvEntry) == 24, "a direct all-reduce at N = 4096 holds 16.7 million");
 
 struct RankState {
+  // What every step touches, first (two cache lines with the queues' heads).
   const TraceEvent* cur = nullptr;  // event pc, unless cur == end: the events read ahead
   const TraceEvent* end = nullptr;
-  detail::PageReader pages;        // where they come from
-  bool ended = false;              // there are no more
+  double clock = 0;
+  double footprint = 0;  // bytes: the most it sends, receives, reduces or copies
+  std::uint32_t pc = 0;            // the index of the next event in the rank's trace
   bool computing = false;          // in a reduction or copy (until its clock)
   bool overhead_paid = false;      // the send at pc has been paid for, not yet posted
-  std::uint32_t pc = 0;            // the index of the next event in the rank's trace
-  double footprint = 0;  // bytes: the most it sends, receives, reduces or copies
-  double clock = 0;
-  Positions<SendEntry> sends;
-  Positions<RecvEntry> recvs;
+  bool ended = false;              // there are no more events
   // Its unmatched receives, newest first, chained through RecvEntry::link: one chain, or
   // once there are more than kFewUnmatched, one per source (unmatched_by_src).
   std::uint32_t unmatched_head = kNone;
   std::uint32_t unmatched = 0;
+  Positions<SendEntry> sends;
+  Positions<RecvEntry> recvs;
+  detail::PageReader pages;  // where its events come from
   std::vector<std::uint32_t> unmatched_by_src;
 };
 constexpr std::uint32_t kFewUnmatched = 16;
@@ -429,13 +436,15 @@ std::vector<double> Simulator::run() {
 }
 
 // The entries about to come out of the queue are mostly ranks of the same instant, in
-// order: what they will touch first is fetched now, while this one runs (at thousands
-// of ranks it is not in the caches, and waiting for it was most of a step's time). The
-// one after next: its rank's state or its transfer's id slot; the next: its rank's
-// current event or its transfer's record, found through what was fetched last time.
+// order: what they will touch first is fetched now, while others run (at thousands of
+// ranks it is not in the caches, and waiting for it was most of a step's time). Three
+// ahead: a rank's state, or a transfer's id slot; one ahead, through what those hold by
+// then: the rank's current event and the ends of its queues of posted messages, or the
+// transfer's record.
 void Simulator::prefetch_upcoming() const {
+  constexpr std::size_t kFar = 3, kNear = 1;
   std::uint64_t key;
-  if (events_.peek(1, key)) {
+  if (events_.peek(kFar, key)) {
     const std::uint32_t id = key >> 32 & 0x7fffffffu;
     if (key & kRankRuns) {
       const char* state = reinterpret_cast<const char*>(&ranks_[id]);
@@ -443,12 +452,16 @@ void Simulator::prefetch_upcoming() const {
       __builtin_prefetch(state + 64);
     } else {
       __builtin_prefetch(&records_[id]);
+      __builtin_prefetch(&versions_[id]);
     }
   }
-  if (events_.peek(0, key)) {
+  if (events_.peek(kNear, key)) {
     const std::uint32_t id = key >> 32 & 0x7fffffffu;
     if (key & kRankRuns) {
-      __builtin_prefetch(ranks_[id].cur);
+      const RankState& s = ranks_[id];
+      __builtin_prefetch(s.cur);
+      s.sends.prefetch_ends();
+      s.recvs.prefetch_ends();
     } else if (records_[id] != kNone) {
       __builtin_prefetch(&transfers_[records_[id]]);
     }

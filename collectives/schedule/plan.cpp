@@ -8,7 +8,7 @@
 namespace collscope {
 
 Plan::Plan(int rank, int nranks, const CollArgs& args, Aliasing aliasing)
-    : rank_(rank), nranks_(nranks), args_(args), aliasing_(aliasing) {}
+    : rank_(rank), nranks_(nranks), args_(args), elem_(args.elem_size()), aliasing_(aliasing) {}
 
 BufRef Plan::scratch(std::size_t bytes) {
   if (frozen_) throw std::logic_error("a schedule declared scratch after its first step");
