@@ -214,6 +214,15 @@ struct Transfer {
   int send_waiter = -1, recv_waiter = -1;  // ranks asleep until it left / arrived
 };
 
+// A transfer id: its version (kept when the id is reused, so an old end event never
+// matches), its record (kNone once it has left and been received) and the waits still to
+// come (0: the id is free).
+struct IdSlot {
+  std::uint32_t version = 0;
+  std::uint32_t record = kNone;
+  std::uint32_t refs = 0;
+};
+
 // A port's first-come first-served queue of transfers, linked through the transfers.
 struct PortQueue {
   std::uint32_t head = kNone, tail = kNone;
@@ -327,7 +336,7 @@ class Simulator {
     return s.cur != s.end || read_ahead(r) ? s.cur : nullptr;
   }
   bool read_ahead(int r);
-  bool step(int r);  // false: the rank sleeps (or must run again later)
+  bool step(int r, const TraceEvent& e);  // false: the rank sleeps
   bool runs_next(int r) const;
   void compute(int r, double seconds);
   void set_computing(int r, bool computing);
@@ -360,12 +369,8 @@ class Simulator {
   const Model& model_;
   std::vector<RankState> ranks_;
   detail::RankFeeds feeds_;
-  // Per transfer id: its version (kept when the id is reused, so an old end event never
-  // matches), the waits still to come (0: the id is free) and its record (kNone once it
-  // has left and been received).
-  std::vector<std::uint32_t> versions_;
-  std::vector<std::uint8_t> refs_;
-  std::vector<std::uint32_t> records_;
+  // Per transfer id (IdSlot): its version, its record, the waits still to come.
+  std::vector<IdSlot> ids_;
   std::vector<std::uint32_t> free_ids_;  // ids whose both waits are over, last freed on top
   std::vector<Transfer> transfers_;
   std::vector<std::uint32_t> free_transfers_;
@@ -407,10 +412,10 @@ std::vector<double> Simulator::run() {
     now_ = h.time;
     const auto id = static_cast<std::uint32_t>(h.key >> 32 & 0x7fffffffu);
     if (!(h.key & kRankRuns)) {  // a transfer's end, unless its rate changed since
-      const std::uint32_t a = records_[id];
-      if (static_cast<std::uint32_t>(h.key) == versions_[id] && a != kNone &&
-          transfers_[a].left < 0)
-        transfer_ends(a);
+      const IdSlot& slot = ids_[id];
+      if (static_cast<std::uint32_t>(h.key) == slot.version && slot.record != kNone &&
+          transfers_[slot.record].left < 0)
+        transfer_ends(slot.record);
       continue;
     }
     const int r = static_cast<int>(id);
@@ -418,7 +423,7 @@ std::vector<double> Simulator::run() {
     if (s.computing) set_computing(r, false);  // its reduction or copy is over
     // One event at a time, so no rank runs ahead of an earlier time elsewhere. A rank
     // whose next run would come out of the queue first anyway runs on at once.
-    while (current(r) != nullptr && step(r)) {
+    for (const TraceEvent* e; (e = current(r)) != nullptr && step(r, *e);) {
       if (!runs_next(r)) {
         wake(r, s.clock);
         break;
@@ -451,8 +456,7 @@ void Simulator::prefetch_upcoming() const {
       __builtin_prefetch(state);
       __builtin_prefetch(state + 64);
     } else {
-      __builtin_prefetch(&records_[id]);
-      __builtin_prefetch(&versions_[id]);
+      __builtin_prefetch(&ids_[id]);
     }
   }
   if (events_.peek(kNear, key)) {
@@ -462,8 +466,8 @@ void Simulator::prefetch_upcoming() const {
       __builtin_prefetch(s.cur);
       s.sends.prefetch_ends();
       s.recvs.prefetch_ends();
-    } else if (records_[id] != kNone) {
-      __builtin_prefetch(&transfers_[records_[id]]);
+    } else if (ids_[id].record != kNone) {
+      __builtin_prefetch(&transfers_[ids_[id].record]);
     }
   }
 }
@@ -496,9 +500,8 @@ bool Simulator::read_ahead(int r) {
   return true;
 }
 
-bool Simulator::step(int r) {
+bool Simulator::step(int r, const TraceEvent& e) {
   RankState& s = ranks_[idx(r)];
-  const TraceEvent e = *current(r);
   switch (e.op) {
     case TraceOp::send:
       if (!send(r, e)) return true;  // paid the overhead: post when the clock gets there
@@ -612,7 +615,7 @@ bool Simulator::send(int r, const TraceEvent& e) {
   t.bytes = static_cast<double>(e.bytes);
   t.from_input = e.from_input;
   set_ports(t);
-  records_[id] = a;
+  ids_[id].record = a;
   t.send_pos = s.sends.push({s.pc, id, -1});
   const std::uint32_t pos = take_unmatched(e.peer, r, e.seq, e.tag);
   if (pos != kNone) {  // a receive takes it
@@ -650,7 +653,7 @@ void Simulator::post_recv(int r, const TraceEvent& e) {
 // or is still on its way.
 void Simulator::take_send(int r, std::uint32_t pos, std::uint32_t id) {
   RecvEntry& q = ranks_[idx(r)].recvs.at(pos);
-  const std::uint32_t a = records_[id];
+  const std::uint32_t a = ids_[id].record;
   Transfer& t = transfers_[a];
   q.link = id;
   if (t.left < 0) {
@@ -661,7 +664,7 @@ void Simulator::take_send(int r, std::uint32_t pos, std::uint32_t id) {
   q.state = RecvEntry::arrived;
   q.arrival = t.arrival;
   free_transfer(a);
-  records_[id] = kNone;
+  ids_[id].record = kNone;
 }
 
 void Simulator::add_unmatched(int r, std::uint32_t pos) {
@@ -717,21 +720,19 @@ std::uint32_t Simulator::take_unmatched(int dst, int src, std::uint32_t seq, std
 std::uint32_t Simulator::new_id() {
   std::uint32_t id;
   if (free_ids_.empty()) {
-    id = static_cast<std::uint32_t>(versions_.size());
-    versions_.push_back(0);
-    refs_.push_back(0);
-    records_.push_back(kNone);
+    id = static_cast<std::uint32_t>(ids_.size());
+    ids_.emplace_back();
   } else {
     id = free_ids_.back();
     free_ids_.pop_back();
   }
-  refs_[id] = 2;  // its send's and its receive's waits
+  ids_[id].refs = 2;  // its send's and its receive's waits
   return id;
 }
 
 // A wait on the transfer is over; once both are, its id can be handed out again.
 void Simulator::release(std::uint32_t id) {
-  if (--refs_[id] == 0) free_ids_.push_back(id);
+  if (--ids_[id].refs == 0) free_ids_.push_back(id);
 }
 
 std::uint32_t Simulator::new_transfer() {
@@ -763,7 +764,7 @@ bool Simulator::wait_send(int r, std::uint32_t pos) {
   RankState& s = ranks_[idx(r)];
   SendEntry& p = s.sends.at(pos);
   if (p.left < 0) {  // still moving: sleep until it has left
-    transfers_[records_[p.id]].send_waiter = r;
+    transfers_[ids_[p.id].record].send_waiter = r;
     return false;
   }
   s.clock = std::max(s.clock, p.left);
@@ -781,7 +782,7 @@ bool Simulator::wait_recv(int r, std::uint32_t pos) {
     return false;
   }
   if (q.state == RecvEntry::matched) {  // still moving: sleep until it has arrived
-    transfers_[records_[q.link]].recv_waiter = r;
+    transfers_[ids_[q.link].record].recv_waiter = r;
     return false;
   }
   s.clock = std::max(s.clock, q.arrival) + params(link_class(r, q.peer)).overhead;
@@ -798,15 +799,17 @@ void Simulator::try_start(std::uint32_t a) {
   t.started = true;
   t.since = now_;
   t.paused = must_pause(t);
-  t.both_ways = opposite_busy(t);
+  const auto [x, y] = opposite(t);  // setting its rate changes no port
+  t.both_ways = x != kNone || y != kNone;
   if (!t.paused) set_rate(a);
-  refresh_around(t);
+  refresh(x);
+  refresh(y);
 }
 
 // Schedules the end of a moving transfer at its current rate.
 void Simulator::set_rate(std::uint32_t a) {
   Transfer& t = transfers_[a];
-  const std::uint32_t version = ++versions_[t.id];
+  const std::uint32_t version = ++ids_[t.id].version;
   events_.push(now_ + (1 - t.done) * port_seconds(t), end_key(t.id, version));
 }
 
@@ -827,7 +830,7 @@ void Simulator::refresh(std::uint32_t a) {
   t.both_ways = both;
   const bool moving_changed = pause != t.paused;
   t.paused = pause;
-  ++versions_[t.id];  // its end event, if any, is stale
+  ++ids_[t.id].version;  // its end event, if any, is stale
   if (!t.paused) set_rate(a);
   if (moving_changed) refresh_around(t);
 }
@@ -858,7 +861,7 @@ void Simulator::transfer_ends(std::uint32_t a) {
   RecvEntry& q = ranks_[idx(t.dst)].recvs.at(t.recv_pos);
   q.state = RecvEntry::arrived;
   q.arrival = t.arrival;
-  records_[t.id] = kNone;
+  ids_[t.id].record = kNone;
   free_transfer(a);
 }
 
