@@ -210,6 +210,36 @@ void check_volume(Row& row, const Algorithm& algo, int r, int n, const CollArgs&
                  " B in " + std::to_string(want.recv_msgs);
 }
 
+// A rank's events as the simulator reads them, counted on the way (by whichever thread
+// computes them: one at a time, and before the simulation ends).
+class CountedSource final : public EventSource {
+ public:
+  explicit CountedSource(std::unique_ptr<EventSource> inner) : inner_(std::move(inner)) {}
+  bool fill(std::vector<TraceEvent>& out) override {
+    const std::size_t before = out.size();
+    const bool more = inner_->fill(out);
+    for (std::size_t i = before; i < out.size(); ++i) totals.add(out[i]);
+    return more;
+  }
+  TraceTotals totals;
+
+ private:
+  std::unique_ptr<EventSource> inner_;
+};
+
+// The trace the simulator read must move what the first pass counted (and set against
+// the theory) for the rank: else the row is a MISMATCH too.
+void check_simulated(Row& row, int r, const TraceTotals& counted, const TraceTotals& simulated) {
+  if (simulated == counted) return;
+  row.volume_ok = false;
+  row.mismatch = "rank " + std::to_string(r) + ": the simulated trace sent " +
+                 std::to_string(simulated.sent_bytes) + " B in " +
+                 std::to_string(simulated.sent_msgs) + " messages in " +
+                 std::to_string(simulated.events) + " events; its schedule " +
+                 std::to_string(counted.sent_bytes) + " B in " + std::to_string(counted.sent_msgs) +
+                 " messages in " + std::to_string(counted.events) + " events";
+}
+
 // Every rank's totals (schedule_totals): ranks do not depend on each other, so with two
 // threads each takes every other rank.
 std::vector<TraceTotals> totals_of_ranks(const Algorithm& algo, int n, const CollArgs& a,
@@ -286,9 +316,9 @@ Row predict_one(const Algorithm& algo, const Options& o, const Model& model, int
     check_volume(row, algo, r, n, a, RankVolume{t.sent_bytes, t.sent_msgs, t.recv_bytes, t.recv_msgs});
   }
   row.trace_s = now_s() - t0;
-  std::vector<std::unique_ptr<EventSource>> sources;
+  std::vector<std::unique_ptr<CountedSource>> sources;
   for (int r = 0; r < n; ++r) {
-    sources.push_back(schedule_source(algo, r, n, a, in_place));
+    sources.push_back(std::make_unique<CountedSource>(schedule_source(algo, r, n, a, in_place)));
     ranks[static_cast<std::size_t>(r)].events = sources.back().get();
   }
   std::vector<int> nodes(static_cast<std::size_t>(n));
@@ -296,6 +326,9 @@ Row predict_one(const Algorithm& algo, const Options& o, const Model& model, int
   t0 = now_s();
   row.time_us = predict_us(ranks, nodes, model, o.threads);
   row.sim_s = now_s() - t0;
+  for (int r = 0; r < n && row.volume_ok; ++r)
+    check_simulated(row, r, totals[static_cast<std::size_t>(r)],
+                    sources[static_cast<std::size_t>(r)]->totals);
   row.rss_mib = peak_rss_mib();
   if (row.time_us > 0 && row.bytes > 0) {
     row.algbw = static_cast<double>(row.bytes) / (row.time_us * 1e-6) / 1e9;

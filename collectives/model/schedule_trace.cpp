@@ -115,43 +115,29 @@ std::unique_ptr<EventSource> schedule_source(const Algorithm& algo, int rank, in
   return std::make_unique<ScheduleSource>(algo, rank, nranks, args, in_place);
 }
 
-namespace {
-
-// Counts what TraceSink would write, without writing it (no events, no written ranges:
-// the totals do not depend on where a send's bytes sit).
-struct TotalsSink {
-  using Handle = std::uint32_t;
-  TraceTotals totals{};
-
-  Handle counted() { return static_cast<Handle>(totals.events++); }
-  void begin_step(const Step&) {}
-  Handle post_recv(const CommOp& op) {
-    totals.recv_bytes += op.bytes;
-    ++totals.recv_msgs;
-    return counted();
-  }
-  Handle post_send(const CommOp& op) {
-    totals.sent_bytes += op.bytes;
-    ++totals.sent_msgs;
-    return counted();
-  }
-  void wait(Handle&) { counted(); }
-  void local(const LocalOp& op) {
-    (op.kind == LocalKind::copy ? totals.copied_bytes : totals.reduced_bytes) += op.bytes;
-    counted();
-  }
-};
-
-}  // namespace
-
 TraceTotals schedule_totals(const Algorithm& algo, int rank, int nranks, const CollArgs& args,
                             bool in_place) {
   Plan plan = make_plan(algo, rank, nranks, args, in_place);
   Steps steps = schedule_of(algo, plan);
-  TotalsSink sink;
-  SequencerState<std::uint32_t> state;
-  sequence(plan, steps, sink, state);
-  return sink.totals;
+  TraceTotals t;
+  while (steps.next()) {
+    plan.freeze();
+    const Step& s = steps.value();
+    for (const CommOp& op : s.comm) {
+      if (op.receives()) {
+        t.recv_bytes += op.bytes;
+        ++t.recv_msgs;
+      } else {
+        t.sent_bytes += op.bytes;
+        ++t.sent_msgs;
+      }
+    }
+    for (const LocalOp& op : s.local)  // avg's division counts as a reduction (TraceSink)
+      (op.kind == LocalKind::copy ? t.copied_bytes : t.reduced_bytes) += op.bytes;
+    t.events += 2 * s.comm.size() + s.local.size();  // each message posted and waited for
+  }
+  plan.freeze();
+  return t;
 }
 
 }  // namespace collscope

@@ -134,6 +134,7 @@ struct TraceTotals {
   std::uint64_t reduced_bytes = 0, copied_bytes = 0;
   std::uint64_t events = 0;
   void add(const TraceEvent& e);
+  bool operator==(const TraceTotals&) const = default;
   // The most the rank sends, receives, reduces or copies in the call (the simulator's
   // footprint: a call's pieces stream from the memory level the whole call lives in).
   double footprint() const;
