@@ -29,18 +29,23 @@ class EventQueue {
   std::size_t size() const { return size_; }
 
   void push(double time, std::uint64_t key) {
-    const std::uint32_t i = bucket_for(time);
-    Bucket& b = buckets_[i];
-    if (b.keys.empty() || key >= b.keys.back()) {
-      b.keys.push_back(key);
-    } else if (i != heap_.front()) {
-      b.keys.push_back(key);
-      b.sorted = false;
-    } else {  // the bucket being taken out: its place among the keys not taken yet
-      const auto at = std::upper_bound(b.keys.begin() + static_cast<long>(b.head), b.keys.end(), key);
-      b.keys.insert(at, key);
+    // Most pushes have the time of the push before and a key after that bucket's last.
+    if (last_ != kNone && last_bits_ == bits(time)) {
+      Bucket& b = buckets_[last_];
+      if (key >= b.keys.back()) {
+        b.keys.push_back(key);
+        ++size_;
+        return;
+      }
     }
-    ++size_;
+    push_anywhere(time, key);
+  }
+
+  // The least entry, taken out; the queue must not be empty.
+  Entry take() {
+    const Entry least = top();
+    pop();
+    return least;
   }
 
   // The least entry; the queue must not be empty.
@@ -73,6 +78,21 @@ class EventQueue {
   }
 
  private:
+  void push_anywhere(double time, std::uint64_t key) {
+    const std::uint32_t i = bucket_for(time);
+    Bucket& b = buckets_[i];
+    if (b.keys.empty() || key >= b.keys.back()) {
+      b.keys.push_back(key);
+    } else if (i != heap_.front()) {
+      b.keys.push_back(key);
+      b.sorted = false;
+    } else {  // the bucket being taken out: its place among the keys not taken yet
+      const auto at = std::upper_bound(b.keys.begin() + static_cast<long>(b.head), b.keys.end(), key);
+      b.keys.insert(at, key);
+    }
+    ++size_;
+  }
+
   struct Bucket {
     double time = 0;
     std::vector<std::uint64_t> keys;  // from `head` on: the keys not taken out yet

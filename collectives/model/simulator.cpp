@@ -103,6 +103,9 @@ class Positions {
   }
   T& at(std::uint32_t pos) { return items_[pos - base_]; }
   T& front() { return items_[head_]; }
+  T& back() { return items_.back(); }
+  std::uint32_t front_position() const { return base_ + static_cast<std::uint32_t>(head_); }
+  std::uint32_t back_position() const { return base_ + static_cast<std::uint32_t>(items_.size() - 1); }
   void pop_front() {
     if (++head_ == items_.size()) {
       base_ += static_cast<std::uint32_t>(items_.size());
@@ -357,11 +360,17 @@ class Simulator {
   void free_transfer(std::uint32_t a);
   void try_start(std::uint32_t a);
   void set_rate(std::uint32_t a);
-  void refresh(std::uint32_t a);
+  void refresh(std::uint32_t a) {  // most calls find no transfer there
+    if (a != kNone) refresh_moving(a);
+  }
+  void refresh_moving(std::uint32_t a);
   void refresh_around(const Transfer& t);
   void transfer_ends(std::uint32_t a);
 
-  void check_peer(int r, const TraceEvent& e) const;
+  void check_peer(int r, const TraceEvent& e) const {
+    if (e.peer < 0 || idx(e.peer) >= ranks_.size()) fail_peer(r, e);
+  }
+  [[noreturn]] void fail_peer(int r, const TraceEvent& e) const;
   [[noreturn]] void fail(int r, const std::string& what) const;
   std::string describe_deadlock();
 
@@ -406,8 +415,7 @@ Simulator::Simulator(const std::vector<RankStream>& ranks, const std::vector<int
 
 std::vector<double> Simulator::run() {
   while (!events_.empty()) {
-    const detail::EventQueue::Entry h = events_.top();
-    events_.pop();
+    const detail::EventQueue::Entry h = events_.take();
     prefetch_upcoming();
     now_ = h.time;
     const auto id = static_cast<std::uint32_t>(h.key >> 32 & 0x7fffffffu);
@@ -751,6 +759,11 @@ void Simulator::free_transfer(std::uint32_t a) { free_transfers_.push_back(a); }
 bool Simulator::wait(int r, const TraceEvent& e) {
   RankState& s = ranks_[idx(r)];
   if (e.request < s.pc) {
+    // The usual ones first: this step's receive, the oldest send (the send window).
+    if (!s.recvs.empty() && s.recvs.back().event == e.request && s.recvs.back().state != RecvEntry::waited)
+      return wait_recv(r, s.recvs.back_position());
+    if (!s.sends.empty() && s.sends.front().event == e.request)  // never waited: it would have left
+      return wait_send(r, s.sends.front_position());
     const std::uint32_t recv = s.recvs.find(e.request);
     if (recv != kNone && s.recvs.at(recv).state != RecvEntry::waited) return wait_recv(r, recv);
     const std::uint32_t send = recv == kNone ? s.sends.find(e.request) : kNone;
@@ -816,8 +829,7 @@ void Simulator::set_rate(std::uint32_t a) {
 // Re-rates a started transfer whose opposite direction may have started or stopped, or
 // whose receiver may have started or stopped computing. A transfer that pauses or
 // resumes changes what the transfers around it see.
-void Simulator::refresh(std::uint32_t a) {
-  if (a == kNone) return;
+void Simulator::refresh_moving(std::uint32_t a) {
   Transfer& t = transfers_[a];
   if (!t.started || t.left >= 0) return;
   const bool both = opposite_busy(t), pause = must_pause(t);
@@ -865,10 +877,9 @@ void Simulator::transfer_ends(std::uint32_t a) {
   free_transfer(a);
 }
 
-void Simulator::check_peer(int r, const TraceEvent& e) const {
-  if (e.peer < 0 || idx(e.peer) >= ranks_.size())
-    fail(r, "event " + std::to_string(ranks_[idx(r)].pc) + " names peer " +
-                std::to_string(e.peer) + " of " + std::to_string(ranks_.size()) + " ranks");
+void Simulator::fail_peer(int r, const TraceEvent& e) const {
+  fail(r, "event " + std::to_string(ranks_[idx(r)].pc) + " names peer " + std::to_string(e.peer) +
+              " of " + std::to_string(ranks_.size()) + " ranks");
 }
 
 void Simulator::fail(int r, const std::string& what) const {
