@@ -333,6 +333,13 @@ class Simulator {
   }
 
   void wake(int r, double t) { events_.push(t, run_key(r)); }
+  void run_rank(int r);
+  bool own_only(const RankState& s, const TraceEvent& e) const;
+  // A send's link class; the peer may be out of range (the send then fails when posted).
+  int link_class_of(const RankState& s, int peer) const {
+    if (peer < 0 || idx(peer) >= ranks_.size()) return kIntra;
+    return nodes_[idx(static_cast<int>(&s - ranks_.data()))] == nodes_[idx(peer)] ? kIntra : kInter;
+  }
   void prefetch_upcoming() const;
   const TraceEvent* current(int r) {  // its event at pc; null when it has none left
     const RankState& s = ranks_[idx(r)];
@@ -389,6 +396,7 @@ class Simulator {
   detail::UnmatchedSends unmatched_sends_;
   detail::EventQueue events_;
   CostCache costs_;
+  bool any_receiver_moved_;  // a class whose transfers stop while their receiver computes
   double now_ = 0;
 };
 
@@ -405,6 +413,7 @@ Simulator::Simulator(const std::vector<RankStream>& ranks, const std::vector<int
   if (nodes.size() != ranks.size())
     throw std::invalid_argument("simulate: node_of_rank has " + std::to_string(nodes.size()) +
                                 " entries for " + std::to_string(ranks.size()) + " traces");
+  any_receiver_moved_ = receiver_moved(kIntra) || receiver_moved(kInter);
   const double start = call_params(nodes, model).start_lat;
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     ranks_[r].clock = start;
@@ -426,19 +435,7 @@ std::vector<double> Simulator::run() {
         transfer_ends(slot.record);
       continue;
     }
-    const int r = static_cast<int>(id);
-    RankState& s = ranks_[idx(r)];
-    if (s.computing) set_computing(r, false);  // its reduction or copy is over
-    // One event at a time, so no rank runs ahead of an earlier time elsewhere. A rank
-    // whose next run would come out of the queue first anyway runs on at once.
-    for (const TraceEvent* e; (e = current(r)) != nullptr && step(r, *e);) {
-      if (!runs_next(r)) {
-        wake(r, s.clock);
-        break;
-      }
-      now_ = s.clock;
-      if (s.computing) set_computing(r, false);
-    }
+    run_rank(static_cast<int>(id));
   }
   std::vector<double> finish;
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
@@ -446,6 +443,49 @@ std::vector<double> Simulator::run() {
     finish.push_back(ranks_[r].clock);
   }
   return finish;
+}
+
+// Runs rank r's events from its clock until it sleeps or must let earlier happenings go
+// first. No rank acts on what others see ahead of an earlier time elsewhere: before each
+// event that touches what other ranks or transfers see (a send's posting, a wait, a
+// reduction or copy that stops transfers into it), the rank takes its turn in the order
+// of time (ties: transfer ends first, then the lower rank), as if it had been queued and
+// taken out again; a rank whose turn it is anyway runs on at once. Events that only move
+// its own clock or post a receive (posting costs nothing, and sends and receives match
+// in posting order per channel whenever each is posted) need no turn: the rank runs them
+// on, and takes its turn at the next event that does.
+void Simulator::run_rank(int r) {
+  RankState& s = ranks_[idx(r)];
+  if (s.computing) set_computing(r, false);  // its reduction or copy is over
+  bool first = true;
+  for (const TraceEvent* e; (e = current(r)) != nullptr; first = false) {
+    // A rank that computes takes its turn first: the end of its computing resumes what
+    // it stopped, at the time it ends.
+    if (!first && (s.computing || !own_only(s, *e))) {
+      if (!runs_next(r)) {
+        wake(r, s.clock);
+        return;
+      }
+      now_ = s.clock;
+      if (s.computing) set_computing(r, false);
+    }
+    if (!step(r, *e)) return;  // it sleeps
+  }
+}
+
+// Whether e only moves its rank's clock or posts a receive: a send's overhead (not its
+// posting), a reduction or copy where no class's transfers stop while their receiver
+// computes, a receive.
+bool Simulator::own_only(const RankState& s, const TraceEvent& e) const {
+  switch (e.op) {
+    case TraceOp::recv: return true;
+    case TraceOp::send:
+      return !s.overhead_paid && params(link_class_of(s, e.peer)).overhead > 0;
+    case TraceOp::reduce:
+    case TraceOp::copy: return !any_receiver_moved_;
+    case TraceOp::wait: return false;
+  }
+  return false;
 }
 
 // The entries about to come out of the queue are mostly ranks of the same instant, in
@@ -538,7 +578,7 @@ bool Simulator::step(int r, const TraceEvent& e) {
 // this rank that its CPU would move stand still.
 void Simulator::compute(int r, double seconds) {
   ranks_[idx(r)].clock += seconds;
-  if (seconds > 0) set_computing(r, true);
+  if (seconds > 0 && any_receiver_moved_) set_computing(r, true);  // else nothing stops
 }
 
 // Computing stops only what the receiver's CPU moves. In a class the network moves, no
