@@ -133,7 +133,16 @@ struct TraceTotals {
   std::uint64_t sent_bytes = 0, sent_msgs = 0, recv_bytes = 0, recv_msgs = 0;
   std::uint64_t reduced_bytes = 0, copied_bytes = 0;
   std::uint64_t events = 0;
-  void add(const TraceEvent& e);
+  void add(const TraceEvent& e) {
+    ++events;
+    switch (e.op) {
+      case TraceOp::send: sent_bytes += e.bytes; ++sent_msgs; break;
+      case TraceOp::recv: recv_bytes += e.bytes; ++recv_msgs; break;
+      case TraceOp::reduce: reduced_bytes += e.bytes; break;
+      case TraceOp::copy: copied_bytes += e.bytes; break;
+      case TraceOp::wait: break;
+    }
+  }
   bool operator==(const TraceTotals&) const = default;
   // The most the rank sends, receives, reduces or copies in the call (the simulator's
   // footprint: a call's pieces stream from the memory level the whole call lives in).
