@@ -28,7 +28,7 @@ class EventQueue {
   bool empty() const { return heap_.empty(); }
   std::size_t size() const { return size_; }
 
-  void push(double time, std::uint64_t key) {
+  [[gnu::always_inline]] void push(double time, std::uint64_t key) {
     // Most pushes have the time of the push before and a key after that bucket's last.
     if (last_ != kNone && last_bits_ == bits(time)) {
       Bucket& b = buckets_[last_];

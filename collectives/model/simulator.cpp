@@ -490,12 +490,12 @@ bool Simulator::own_only(const RankState& s, const TraceEvent& e) const {
 
 // The entries about to come out of the queue are mostly ranks of the same instant, in
 // order: what they will touch first is fetched now, while others run (at thousands of
-// ranks it is not in the caches, and waiting for it was most of a step's time). Three
-// ahead: a rank's state, or a transfer's id slot; one ahead, through what those hold by
-// then: the rank's current event and the ends of its queues of posted messages, or the
+// ranks it is not in the caches, and waiting for it was most of a step's time). Far
+// ahead: a rank's state, or a transfer's id slot; nearer, through what those hold by
+// then: the rank's current events and the ends of its queues of posted messages, or the
 // transfer's record.
 void Simulator::prefetch_upcoming() const {
-  constexpr std::size_t kFar = 3, kNear = 1;
+  constexpr std::size_t kFar = 16, kNear = 8;
   std::uint64_t key;
   if (events_.peek(kFar, key)) {
     const std::uint32_t id = key >> 32 & 0x7fffffffu;
@@ -512,6 +512,7 @@ void Simulator::prefetch_upcoming() const {
     if (key & kRankRuns) {
       const RankState& s = ranks_[id];
       __builtin_prefetch(s.cur);
+      __builtin_prefetch(s.cur + 2);
       s.sends.prefetch_ends();
       s.recvs.prefetch_ends();
     } else if (ids_[id].record != kNone) {
