@@ -1,12 +1,12 @@
-// The simulator's unmatched messages: sends no receive has taken yet and receives no
-// send has come for yet, matched in posting order per (source, destination, seq, tag),
-// as MPI matches them. A channel (one such key) holds sends or receives, never both,
-// and is dropped once it holds neither, so only what is in flight is kept.
+// The simulator's sends that no receive has taken yet, per channel (source, destination,
+// seq, tag), oldest first: a receive takes the oldest send of its channel, as MPI matches
+// them. A channel is dropped once it holds none, so only what is in flight is kept.
+// (Receives posted before their send wait with their rank, simulator.cpp: a direct
+// all-reduce at N = 4096 posts 16.7 million of them at once, and a table keyed by channel
+// would hold a slot for each.)
 //
 // An open-addressing table (linear probing, deletion by backward shift) over a pool of
-// list nodes: no allocation per message, about 50 bytes per pending message. It
-// matters at scale: a direct all-reduce at N = 4096 posts 16.7 million receives before
-// its sends arrive, which a node-based hash map of vectors held in 9 GiB.
+// list nodes: no allocation per message.
 #pragma once
 
 #include <cstdint>
@@ -21,50 +21,29 @@ struct ChannelKey {
   bool operator==(const ChannelKey&) const = default;
 };
 
-// A pending receive: its rank, its event's index in the rank's trace, and its position
-// among the receives of its channel (for error messages).
-struct PendingRecv {
-  int rank = 0;
-  std::uint32_t event = 0;
-  std::uint32_t number = 0;
-};
-
-class ChannelTable {
+class UnmatchedSends {
  public:
-  // A send of `transfer` on `k`: the oldest unmatched receive, taken; or none, and the
-  // send waits in the channel.
-  std::optional<PendingRecv> send(const ChannelKey& k, int transfer);
-  // A receive on `k` by `rank` at trace event `event`: the oldest unmatched send's
-  // transfer, taken; or none, and the receive waits in the channel.
-  std::optional<int> recv(const ChannelKey& k, int rank, std::uint32_t event);
-  // Calls f(key, pending) for every unmatched receive.
-  template <class F>
-  void for_each_recv(F f) const {
-    for (const Slot& s : slots_)
-      if (s.used && !s.sends)
-        for (int n = s.head; n >= 0; n = nodes_[static_cast<std::size_t>(n)].next)
-          f(s.key, nodes_[static_cast<std::size_t>(n)].recv);
-  }
+  // A send of transfer `id` on `k` that no receive has taken.
+  void push(const ChannelKey& k, std::uint32_t id);
+  // The oldest send on `k`, taken; or none.
+  std::optional<std::uint32_t> take(const ChannelKey& k);
+  bool empty() const { return used_ == 0; }
 
  private:
   struct Node {
-    PendingRecv recv;  // a receive; a send keeps its transfer id in recv.rank
+    std::uint32_t id = 0;
     int next = -1;
   };
   struct Slot {
     ChannelKey key;
-    int head = -1, tail = -1;       // its queue in nodes_ (-1: empty)
-    std::uint32_t recvs_posted = 0;
-    bool sends = false;             // the queue holds sends (else receives)
+    int head = -1, tail = -1;  // its queue in nodes_
     bool used = false;
   };
 
-  std::size_t find_or_add(const ChannelKey& k);
+  std::size_t find(const ChannelKey& k) const;  // its slot, or the empty slot it would take
   void erase_at(std::size_t i);
   void grow();
   std::size_t home(const ChannelKey& k) const;
-  void push(Slot& s, const PendingRecv& item);
-  PendingRecv pop(Slot& s);
 
   std::vector<Slot> slots_ = std::vector<Slot>(64);  // a power of two
   std::size_t used_ = 0;

@@ -6,7 +6,7 @@
 //
 // Usage: collscope_predict ALGORITHM --model FILE -N 16,64,... [--ranks-per-node R]
 //          [-b SIZE] [-e SIZE] [-f FACTOR] [-d DTYPE] [--in-place] [--segment SIZE]
-//          [--format table|jsonl]
+//          [--format table|jsonl|exact]
 // exit 0; 1 when a trace's volume differs from the theory at some rank (a bug: printed
 // as MISMATCH, never hidden); 2 on bad usage or a bad model file; 3 when a simulation
 // fails (traces that cannot complete).
@@ -23,6 +23,8 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "collscope/algorithm.hpp"
@@ -48,7 +50,8 @@ struct Options {
   DataType dtype = DataType::float32;
   bool in_place = false;
   std::size_t segment_bytes = kDefaultSegmentBytes;
-  bool jsonl = false;
+  enum class Format { table, jsonl, exact } format = Format::table;
+  int threads = std::thread::hardware_concurrency() >= 2 ? 2 : 1;
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -131,15 +134,17 @@ Options parse(int argc, char** argv) {
       o.segment_bytes = parse_size(arg, value());
       if (o.segment_bytes == 0) usage("--segment must be positive");
     } else if (arg == "--in-place") o.in_place = true;
+    else if (arg == "--threads") o.threads = parse_int(arg, value(), 1, 2);
     else if (arg == "--format") {
       const std::string v = value();
-      if (v == "jsonl") o.jsonl = true;
-      else if (v != "table") usage("--format is table or jsonl, got '" + v + "'");
+      if (v == "jsonl") o.format = Options::Format::jsonl;
+      else if (v == "exact") o.format = Options::Format::exact;
+      else if (v != "table") usage("--format is table, jsonl or exact, got '" + v + "'");
     } else if (arg == "-h" || arg == "--help") {
       std::printf(
           "usage: collscope_predict ALGORITHM --model FILE -N 16,64,... [--ranks-per-node R]\n"
           "         [-b SIZE] [-e SIZE] [-f FACTOR] [-d DTYPE] [--in-place] [--segment SIZE]\n"
-          "         [--format table|jsonl]\n");
+          "         [--format table|jsonl|exact]\n");
       std::exit(0);
     } else if (!arg.empty() && arg[0] == '-') usage("unknown argument " + arg);
     else positional.push_back(arg);
@@ -205,6 +210,74 @@ void check_volume(Row& row, const Algorithm& algo, int r, int n, const CollArgs&
                  " B in " + std::to_string(want.recv_msgs);
 }
 
+// A rank's events as the simulator reads them, counted on the way (by whichever thread
+// computes them: one at a time, and before the simulation ends).
+class CountedSource final : public EventSource {
+ public:
+  explicit CountedSource(std::unique_ptr<EventSource> inner) : inner_(std::move(inner)) {}
+  bool fill(std::vector<TraceEvent>& out) override {
+    const std::size_t before = out.size();
+    const bool more = inner_->fill(out);
+    for (std::size_t i = before; i < out.size(); ++i) totals.add(out[i]);
+    return more;
+  }
+  TraceTotals totals;
+
+ private:
+  std::unique_ptr<EventSource> inner_;
+};
+
+// The trace the simulator read must move what the first pass counted (and set against
+// the theory) for the rank: else the row is a MISMATCH too.
+void check_simulated(Row& row, int r, const TraceTotals& counted, const TraceTotals& simulated) {
+  if (simulated == counted) return;
+  row.volume_ok = false;
+  row.mismatch = "rank " + std::to_string(r) + ": the simulated trace sent " +
+                 std::to_string(simulated.sent_bytes) + " B in " +
+                 std::to_string(simulated.sent_msgs) + " messages in " +
+                 std::to_string(simulated.events) + " events; its schedule " +
+                 std::to_string(counted.sent_bytes) + " B in " + std::to_string(counted.sent_msgs) +
+                 " messages in " + std::to_string(counted.events) + " events";
+}
+
+// Every rank's totals (schedule_totals): ranks do not depend on each other, so with two
+// threads each takes every other rank.
+std::vector<TraceTotals> totals_of_ranks(const Algorithm& algo, int n, const CollArgs& a,
+                                         bool in_place, int threads) {
+  std::vector<TraceTotals> totals(static_cast<std::size_t>(n));
+  auto count = [&](int first, int stride) {
+    for (int r = first; r < n; r += stride)
+      totals[static_cast<std::size_t>(r)] = schedule_totals(algo, r, n, a, in_place);
+  };
+  if (threads < 2 || n < 2) {
+    count(0, 1);
+    return totals;
+  }
+  std::exception_ptr failed;
+  std::thread helper;
+  try {
+    helper = std::thread([&] {
+      try {
+        count(1, 2);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+    });
+  } catch (const std::system_error&) {  // no second thread to be had
+    count(0, 1);
+    return totals;
+  }
+  try {
+    count(0, 2);
+  } catch (...) {
+    helper.join();
+    throw;
+  }
+  helper.join();
+  if (failed) std::rethrow_exception(failed);
+  return totals;
+}
+
 Row predict_one(const Algorithm& algo, const Options& o, const Model& model, int n,
                 std::size_t size) {
   const CollectiveInfo& info = algo.info();
@@ -234,24 +307,28 @@ Row predict_one(const Algorithm& algo, const Options& o, const Model& model, int
   // theory). Second pass: the simulation, reading every rank's trace step by step, so no
   // whole trace is ever held.
   double t0 = now_s();
+  const std::vector<TraceTotals> totals = totals_of_ranks(algo, n, a, in_place, o.threads);
   std::vector<RankStream> ranks(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
-    const TraceTotals t = schedule_totals(algo, r, n, a, in_place);
+    const TraceTotals& t = totals[static_cast<std::size_t>(r)];
     ranks[static_cast<std::size_t>(r)].footprint = t.footprint();
     row.events += t.events;
     check_volume(row, algo, r, n, a, RankVolume{t.sent_bytes, t.sent_msgs, t.recv_bytes, t.recv_msgs});
   }
   row.trace_s = now_s() - t0;
-  std::vector<std::unique_ptr<EventSource>> sources;
+  std::vector<std::unique_ptr<CountedSource>> sources;
   for (int r = 0; r < n; ++r) {
-    sources.push_back(schedule_source(algo, r, n, a, in_place));
+    sources.push_back(std::make_unique<CountedSource>(schedule_source(algo, r, n, a, in_place)));
     ranks[static_cast<std::size_t>(r)].events = sources.back().get();
   }
   std::vector<int> nodes(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) nodes[static_cast<std::size_t>(r)] = r / o.ranks_per_node;
   t0 = now_s();
-  row.time_us = predict_us(ranks, nodes, model);
+  row.time_us = predict_us(ranks, nodes, model, o.threads);
   row.sim_s = now_s() - t0;
+  for (int r = 0; r < n && row.volume_ok; ++r)
+    check_simulated(row, r, totals[static_cast<std::size_t>(r)],
+                    sources[static_cast<std::size_t>(r)]->totals);
   row.rss_mib = peak_rss_mib();
   if (row.time_us > 0 && row.bytes > 0) {
     row.algbw = static_cast<double>(row.bytes) / (row.time_us * 1e-6) / 1e9;
@@ -261,34 +338,56 @@ Row predict_one(const Algorithm& algo, const Options& o, const Model& model, int
 }
 
 void print_header(const Options& o) {
-  if (o.jsonl) return;
+  if (o.format != Options::Format::table) return;
   std::printf("# %s, model %s, %d rank(s) per node, dtype %s%s\n", o.algorithm.c_str(),
               o.model_path.c_str(), o.ranks_per_node, std::string(dtype_name(o.dtype)).c_str(),
               o.in_place ? ", in place" : "");
-  std::printf("%6s %12s %12s %14s %10s %10s %16s %16s %8s %10s %8s %8s %9s\n", "N", "size",
+  std::printf("%6s %12s %12s %14s %10s %10s %16s %16s %8s %10s %8s %8s %9s %9s\n", "N", "size",
               "count", "time_us", "algbw", "busbw", "max_sent_B", "theory_sent_B", "volume",
-              "events", "trace_s", "sim_s", "rss_MiB");
+              "events", "trace_s", "sim_s", "Mevents/s", "rss_MiB");
+}
+
+// Events simulated per second of the simulation (0 when it took no measurable time).
+double events_per_s(const Row& r) {
+  return r.sim_s > 0 ? static_cast<double>(r.events) / r.sim_s : 0;
+}
+
+// Every predicted figure to the last bit (the doubles as hexadecimal floats) and nothing
+// that measures this run (no times, no memory): two builds that predict alike print
+// the same bytes.
+void print_exact(const Options& o, const Row& r) {
+  std::printf("%s N %d rpn %d %s%s size %zu count %zu time_us %a algbw %a busbw %a "
+              "max_sent %llu theory_sent %llu volume %s events %zu\n",
+              o.algorithm.c_str(), r.nranks, o.ranks_per_node,
+              std::string(dtype_name(o.dtype)).c_str(), o.in_place ? " in_place" : "", r.bytes,
+              r.count, r.time_us, r.algbw, r.busbw, static_cast<unsigned long long>(r.max_sent),
+              static_cast<unsigned long long>(r.theory_max_sent), r.volume_ok ? "ok" : "MISMATCH",
+              r.events);
 }
 
 void print_row(const Options& o, const Row& r) {
-  if (o.jsonl) {
+  if (o.format == Options::Format::exact) {
+    print_exact(o, r);
+  } else if (o.format == Options::Format::jsonl) {
     std::printf("{\"algorithm\": \"%s\", \"nranks\": %d, \"ranks_per_node\": %d, "
                 "\"dtype\": \"%s\", \"in_place\": %s, \"size\": %zu, \"count\": %zu, "
                 "\"time_us\": %.6g, \"algbw\": %.6g, \"busbw\": %.6g, \"max_sent_bytes\": %llu, "
                 "\"theory_max_sent_bytes\": %llu, \"volume_ok\": %s, \"events\": %zu, "
-                "\"trace_s\": %.3f, \"sim_s\": %.3f, \"peak_rss_mib\": %.1f}\n",
+                "\"trace_s\": %.3f, \"sim_s\": %.3f, \"events_per_s\": %.4g, \"peak_rss_mib\": %.1f}\n",
                 o.algorithm.c_str(), r.nranks, o.ranks_per_node,
                 std::string(dtype_name(o.dtype)).c_str(), o.in_place ? "true" : "false",
                 r.bytes, r.count, r.time_us, r.algbw, r.busbw,
                 static_cast<unsigned long long>(r.max_sent),
                 static_cast<unsigned long long>(r.theory_max_sent),
-                r.volume_ok ? "true" : "false", r.events, r.trace_s, r.sim_s, r.rss_mib);
+                r.volume_ok ? "true" : "false", r.events, r.trace_s, r.sim_s, events_per_s(r),
+                r.rss_mib);
   } else {
-    std::printf("%6d %12zu %12zu %14.2f %10.3f %10.3f %16llu %16llu %8s %10zu %8.2f %8.2f %9.1f\n",
+    std::printf("%6d %12zu %12zu %14.2f %10.3f %10.3f %16llu %16llu %8s %10zu %8.2f %8.2f %9.2f %9.1f\n",
                 r.nranks, r.bytes, r.count, r.time_us, r.algbw, r.busbw,
                 static_cast<unsigned long long>(r.max_sent),
                 static_cast<unsigned long long>(r.theory_max_sent),
-                r.volume_ok ? "ok" : "MISMATCH", r.events, r.trace_s, r.sim_s, r.rss_mib);
+                r.volume_ok ? "ok" : "MISMATCH", r.events, r.trace_s, r.sim_s,
+                events_per_s(r) / 1e6, r.rss_mib);
   }
   if (!r.volume_ok)
     std::fprintf(stderr, "collscope_predict: volume MISMATCH at N = %d, size %zu: %s\n",

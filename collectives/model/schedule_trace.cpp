@@ -60,6 +60,10 @@ WrittenRanges written_before(const Algorithm& algo, int rank, int nranks, const 
   return std::move(sink.written);
 }
 
+// What a source keeps of a step's lists between its steps; more is freed (a call of
+// thousands of ranks holds a source per rank).
+constexpr std::size_t kKeepBytes = std::size_t{16} << 10;
+
 // One rank's trace, produced a step at a time as the simulator asks for it.
 class ScheduleSource final : public EventSource {
  public:
@@ -67,13 +71,20 @@ class ScheduleSource final : public EventSource {
                  bool in_place)
       : plan_(make_plan(algo, rank, nranks, args, in_place)), steps_(schedule_of(algo, plan_)) {
     sink_.written = written_before(algo, rank, nranks, args, in_place);
-    sequence_begin(state_);
   }
   bool fill(std::vector<TraceEvent>& out) override {
     sink_.out = &out;
     const std::size_t before = out.size();
-    // A step may issue nothing (its operations are all deferred to the next one).
-    while (!ended_ && out.size() == before) ended_ = !sequence_next(plan_, steps_, sink_, state_);
+    if (!started_) {  // the first step is built when it is needed, not with the source
+      sequence_begin_ahead(plan_, steps_, ahead_, state_);
+      started_ = true;
+    }
+    // A step may issue nothing (its operations are all deferred to the next one). The
+    // schedule is kept a step ahead, so a rank that waits part-way through its events
+    // holds the next step, not a large one it has issued.
+    while (!ended_ && out.size() == before)
+      ended_ = !sequence_next_ahead(plan_, steps_, ahead_, sink_, state_);
+    release_step_lists(state_, kKeepBytes);
     return out.size() > before;
   }
 
@@ -82,6 +93,7 @@ class ScheduleSource final : public EventSource {
   Steps steps_;  // refers to plan_: the source never moves (it lives behind a pointer)
   TraceSink sink_{&plan_};
   SequencerState<std::uint32_t> state_;
+  bool started_ = false, ahead_ = false;
   bool ended_ = false;
 };
 
@@ -105,14 +117,27 @@ std::unique_ptr<EventSource> schedule_source(const Algorithm& algo, int rank, in
 
 TraceTotals schedule_totals(const Algorithm& algo, int rank, int nranks, const CollArgs& args,
                             bool in_place) {
-  ScheduleSource source(algo, rank, nranks, args, in_place);
-  TraceTotals totals;
-  std::vector<TraceEvent> batch;
-  while (source.fill(batch)) {
-    for (const TraceEvent& e : batch) totals.add(e);
-    batch.clear();
+  Plan plan = make_plan(algo, rank, nranks, args, in_place);
+  Steps steps = schedule_of(algo, plan);
+  TraceTotals t;
+  while (steps.next()) {
+    plan.freeze();
+    const Step& s = steps.value();
+    for (const CommOp& op : s.comm) {
+      if (op.receives()) {
+        t.recv_bytes += op.bytes;
+        ++t.recv_msgs;
+      } else {
+        t.sent_bytes += op.bytes;
+        ++t.sent_msgs;
+      }
+    }
+    for (const LocalOp& op : s.local)  // avg's division counts as a reduction (TraceSink)
+      (op.kind == LocalKind::copy ? t.copied_bytes : t.reduced_bytes) += op.bytes;
+    t.events += 2 * s.comm.size() + s.local.size();  // each message posted and waited for
   }
-  return totals;
+  plan.freeze();
+  return t;
 }
 
 }  // namespace collscope

@@ -80,17 +80,6 @@ void RankTrace::copy(std::uint64_t bytes) {
   events.push_back({.op = TraceOp::copy, .bytes = bytes});
 }
 
-void TraceTotals::add(const TraceEvent& e) {
-  ++events;
-  switch (e.op) {
-    case TraceOp::send: sent_bytes += e.bytes; ++sent_msgs; break;
-    case TraceOp::recv: recv_bytes += e.bytes; ++recv_msgs; break;
-    case TraceOp::reduce: reduced_bytes += e.bytes; break;
-    case TraceOp::copy: copied_bytes += e.bytes; break;
-    case TraceOp::wait: break;
-  }
-}
-
 double TraceTotals::footprint() const {
   return static_cast<double>(std::max({sent_bytes, recv_bytes, reduced_bytes, copied_bytes}));
 }

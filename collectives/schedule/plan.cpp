@@ -8,7 +8,7 @@
 namespace collscope {
 
 Plan::Plan(int rank, int nranks, const CollArgs& args, Aliasing aliasing)
-    : rank_(rank), nranks_(nranks), args_(args), aliasing_(aliasing) {}
+    : rank_(rank), nranks_(nranks), args_(args), elem_(args.elem_size()), aliasing_(aliasing) {}
 
 BufRef Plan::scratch(std::size_t bytes) {
   if (frozen_) throw std::logic_error("a schedule declared scratch after its first step");
@@ -50,7 +50,24 @@ StepBuilder::Storage* StepBuilder::borrow() {
 StepBuilder::StepBuilder(const Plan& plan)
     : plan_(plan), storage_(borrow()), comm_(storage_->comm), local_(storage_->local) {}
 
+namespace {
+
+// Op lists that grew past this are freed rather than kept for the next step or call: a
+// call of thousands of ranks (the time model) holds a builder per rank, and one large
+// step each (a direct all-reduce's 3 N operations) must not stay with every one of them.
+constexpr std::size_t kKeepBytes = std::size_t{16} << 10;
+
+template <class T>
+void clear_or_free(std::vector<T>& v) {
+  if (v.capacity() * sizeof(T) > kKeepBytes) std::vector<T>().swap(v);
+  else v.clear();
+}
+
+}  // namespace
+
 StepBuilder::~StepBuilder() {
+  clear_or_free(comm_);
+  clear_or_free(local_);
   std::unique_ptr<Storage> mine(storage_);
   try {
     pool().push_back(std::move(mine));
@@ -60,8 +77,8 @@ StepBuilder::~StepBuilder() {
 
 void StepBuilder::start_if_done() {
   if (!done_) return;
-  comm_.clear();
-  local_.clear();
+  clear_or_free(comm_);
+  clear_or_free(local_);
   done_ = false;
 }
 

@@ -76,6 +76,15 @@ TEST(ModelOnSchedules, EveryAlgorithmsTraceReplaysAndCarriesItsTheory) {
         EXPECT_EQ(v.volume, theory_total(algo.theory, r, n, a)) << what << " rank " << r;
         EXPECT_EQ(v.waits, v.posts) << what << " rank " << r << ": every request waited for";
       }
+      // The first pass of collscope_predict counts from the steps what the trace moves.
+      for (const bool in_place : {false, true}) {
+        if (call_problem(algo, n, a, in_place)) continue;
+        const auto placed = traces_of(algo, n, a, in_place);
+        for (int r = 0; r < n; ++r)
+          EXPECT_EQ(schedule_totals(algo, r, n, a, in_place),
+                    totals_of(placed[static_cast<std::size_t>(r)]))
+              << what << (in_place ? " in place" : "") << " rank " << r;
+      }
     }
   }
 }

@@ -4,12 +4,17 @@
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
+#include <queue>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collscope/algorithm.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/model.hpp"
+#include "../model/event_queue.hpp"
 #include "../model/written_ranges.hpp"
 #include "collscope/textbook_formulas.hpp"
 
@@ -323,6 +328,72 @@ TEST(Simulator, ImpossibleTracesAreRefused) {
   v[0].send(5, 8, 0);  // no such peer
   EXPECT_THROW(simulate(v, {0}, test_model()), RuntimeError);
   EXPECT_THROW(simulate(t, {0}, test_model()), std::invalid_argument);
+}
+
+// Sends and receives match in posting order per (source, destination, seq, tag), however
+// many receives wait: rank 0 posts k receives from each of ranks 1..4 on one tag, and
+// each sender sends k messages, the first 8 bytes, the others 10 MB (10 ms each). Rank 0
+// waits only for its first receive from rank 4, which is the small message if matching
+// is first come first served: 5 (start) + 2 (alpha) + 0.008 us, not 10 ms later. With
+// k = 2 the receives wait in one chain; with k = 8 (32 of them), one per source.
+TEST(Simulator, ReceivesMatchInPostingOrderPerChannel) {
+  for (const int k : {2, 8}) {
+    std::vector<RankTrace> t(5);
+    std::uint32_t first_from_4 = 0;
+    for (int s = 1; s <= 4; ++s)
+      for (int i = 0; i < k; ++i) {
+        const std::uint32_t id = t[0].recv(s, i == 0 ? 8 : 10'000'000, 7);
+        if (s == 4 && i == 0) first_from_4 = id;
+      }
+    t[0].wait(first_from_4);
+    for (int s = 1; s <= 4; ++s)
+      for (int i = 0; i < k; ++i) t[s].wait(t[s].send(0, i == 0 ? 8 : 10'000'000, 7));
+    const std::vector<double> f = simulate_ranks(t, {0, 0, 0, 0, 0}, test_model());
+    // Ranks 1..3's first messages queue ahead on rank 0's ingress port (8 ns each).
+    EXPECT_NEAR(f[0] * 1e6, 7.032, 1e-6) << "k = " << k;
+  }
+}
+
+// ---- the event queue -----------------------------------------------------------------
+
+// The simulator's queue takes entries out in (time, key) order, as a binary heap over
+// every entry would: many entries at few times (the common case), pushes behind and
+// ahead of the ones taken, pushes at the time being taken with a smaller key.
+TEST(EventQueue, TakesEntriesInTimeThenKeyOrder) {
+  using Entry = std::pair<double, std::uint64_t>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> want;
+  detail::EventQueue got;
+  std::mt19937_64 rng(7);
+  double now = 0;
+  std::size_t taken = 0;
+  for (int round = 0; round < 20000; ++round) {
+    const int pushes = static_cast<int>(rng() % 4);
+    for (int i = 0; i < pushes; ++i) {
+      // Times a few steps ahead (ties) or anywhere ahead; keys anywhere.
+      const double time = rng() % 8 == 0 ? now + static_cast<double>(rng() % 100000) * 1e-9
+                                         : now + static_cast<double>(rng() % 3) * 0.5;
+      const std::uint64_t key = rng() % 64;
+      want.emplace(time, key);
+      got.push(time, key);
+    }
+    if (rng() % 3 == 0 || want.empty()) continue;
+    ASSERT_FALSE(got.empty());
+    const detail::EventQueue::Entry top = got.top();
+    ASSERT_EQ(top.time, want.top().first) << "entry " << taken;
+    ASSERT_EQ(top.key, want.top().second) << "entry " << taken;
+    now = top.time;
+    got.pop();
+    want.pop();
+    ++taken;
+  }
+  while (!want.empty()) {
+    ASSERT_EQ(got.top().time, want.top().first);
+    ASSERT_EQ(got.top().key, want.top().second);
+    got.pop();
+    want.pop();
+  }
+  EXPECT_TRUE(got.empty());
+  EXPECT_GT(taken, 10000u);
 }
 
 // ---- the textbook formulas -----------------------------------------------------------

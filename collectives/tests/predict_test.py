@@ -65,17 +65,21 @@ def main():
 
     # The table form and the wrapper.
     p = run([wrapper, "allreduce_ring", "--model", model, "-N", "16", "-b", "1M"])
-    if p.returncode != 0 or " ok " not in p.stdout or "busbw" not in p.stdout:
+    if (p.returncode != 0 or " ok " not in p.stdout or "busbw" not in p.stdout or
+            "Mevents/s" not in p.stdout):
         failures.append(f"wrapper table: exit {p.returncode}: {p.stdout}{p.stderr}")
 
     # A size in plain bytes is the same size as with a suffix (64M = 67108864).
     same = [run([binary, "allreduce_ring", "--model", model, "-N", "4", "-b", b, "--format",
                  "jsonl"]) for b in ("64M", "67108864")]
-    timing = ("trace_s", "sim_s", "peak_rss_mib")  # how long it took, not what it predicts
+    timing = ("trace_s", "sim_s", "events_per_s", "peak_rss_mib")  # how long it took
 
     def predicted(p):
         return [{k: v for k, v in json.loads(line).items() if k not in timing}
                 for line in p.stdout.splitlines()]
+    rates = [json.loads(line).get("events_per_s") for line in same[0].stdout.splitlines()]
+    if not rates or any(not isinstance(v, (int, float)) or v < 0 for v in rates):
+        failures.append(f"jsonl rows carry events_per_s: {same[0].stdout}")
     if any(p.returncode != 0 for p in same) or predicted(same[0]) != predicted(same[1]):
         failures.append(f"-b 64M and -b 67108864 differ: {[p.stdout + p.stderr for p in same]}")
 

@@ -133,7 +133,17 @@ struct TraceTotals {
   std::uint64_t sent_bytes = 0, sent_msgs = 0, recv_bytes = 0, recv_msgs = 0;
   std::uint64_t reduced_bytes = 0, copied_bytes = 0;
   std::uint64_t events = 0;
-  void add(const TraceEvent& e);
+  void add(const TraceEvent& e) {
+    ++events;
+    switch (e.op) {
+      case TraceOp::send: sent_bytes += e.bytes; ++sent_msgs; break;
+      case TraceOp::recv: recv_bytes += e.bytes; ++recv_msgs; break;
+      case TraceOp::reduce: reduced_bytes += e.bytes; break;
+      case TraceOp::copy: copied_bytes += e.bytes; break;
+      case TraceOp::wait: break;
+    }
+  }
+  bool operator==(const TraceTotals&) const = default;
   // The most the rank sends, receives, reduces or copies in the call (the simulator's
   // footprint: a call's pieces stream from the memory level the whole call lives in).
   double footprint() const;
@@ -172,15 +182,18 @@ std::vector<RankTrace> parse_traces(std::span<const std::uint8_t> gathered,
 // receive no send matches, a wait on something that is not a pending request).
 std::vector<double> simulate_ranks(const std::vector<RankTrace>& traces,
                                    const std::vector<int>& node_of_rank, const Model& model);
-// The same, reading each rank's events as it needs them.
+// The same, reading each rank's events as it needs them. With `threads` 2, a second
+// thread computes them ahead while the first simulates (the same events in the same
+// order, so the same figures; each EventSource is then read from that thread).
 std::vector<double> simulate_ranks(const std::vector<RankStream>& ranks,
-                                   const std::vector<int>& node_of_rank, const Model& model);
+                                   const std::vector<int>& node_of_rank, const Model& model,
+                                   int threads = 1);
 // The predicted time of the call in seconds: the last rank's clock plus sync_lat.
 double simulate(const std::vector<RankTrace>& traces, const std::vector<int>& node_of_rank,
                 const Model& model);
 double predict_us(const std::vector<RankTrace>& traces, const std::vector<int>& node_of_rank,
                   const Model& model);
 double predict_us(const std::vector<RankStream>& ranks, const std::vector<int>& node_of_rank,
-                  const Model& model);
+                  const Model& model, int threads = 1);
 
 }  // namespace collscope

@@ -125,7 +125,7 @@ class Plan {
   int size() const { return nranks_; }
   const CollArgs& args() const { return args_; }
   std::size_t count() const { return args_.count; }
-  std::size_t elem() const { return args_.elem_size(); }
+  std::size_t elem() const { return elem_; }
   bool in_place() const { return aliasing_.kind != Aliasing::none; }
   const Aliasing& aliasing() const { return aliasing_; }
 
@@ -167,6 +167,7 @@ class Plan {
  private:
   int rank_, nranks_;
   CollArgs args_;
+  std::size_t elem_;  // args_.elem_size(), asked for by every block a schedule places
   Aliasing aliasing_;
   std::array<std::size_t, kMaxScratch> scratch_{};
   std::size_t num_scratch_ = 0;

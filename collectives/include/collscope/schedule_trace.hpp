@@ -24,8 +24,11 @@ std::vector<RankTrace> traces_of(const Algorithm& algo, int nranks, const CollAr
 // thousands of ranks holds no whole trace (RankStream::events).
 std::unique_ptr<EventSource> schedule_source(const Algorithm& algo, int rank, int nranks,
                                              const CollArgs& args, bool in_place);
-// What rank `rank`'s trace moves, from a pass that keeps none of it (the footprint a
-// RankStream needs, and the volume to set against the theory).
+// What rank `rank`'s trace moves (the footprint a RankStream needs, and the volume to set
+// against the theory), counted from its schedule's steps: the trace has an event for
+// each of their messages and local operations and a wait for each message, so the
+// order the sequencer gives them is not needed to count them. (collscope_predict checks
+// that the traces it simulates move exactly this.)
 TraceTotals schedule_totals(const Algorithm& algo, int rank, int nranks, const CollArgs& args,
                             bool in_place);
 
