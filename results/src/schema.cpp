@@ -89,7 +89,10 @@ namespace {
 // The collective table of `version`: version 2 renamed the closed form's columns and added
 // the parameters that shape a row (segment, data seed, scratch limit), the theory's
 // traffic matrix with its intra- and inter-node split, and the device columns (path,
-// timing mode, what a vendor ran, the device paths' copies with their theory).
+// timing mode, what a vendor ran, the device paths' copies with their theory). Version 3
+// added where the measured volume comes from (the executor's counter or the MPI
+// library's own count), its second witness, and for vendor rows the hand-written
+// algorithm their traffic identifies.
 TableSpec make_collective_table(int version) {
   const bool v1 = version == 1;
   std::vector<ScalarSpec> scalars{
@@ -111,6 +114,12 @@ TableSpec make_collective_table(int version) {
                                    {"timing", Kind::text, 8}, {"graph_calls", Kind::i32},
                                    {"blocking", Kind::boolean}, {"vendor_call", Kind::text, 64},
                                    {"nccl_version", Kind::text, 32, M::absent}});
+  if (version >= 3)
+    scalars.insert(scalars.end(), {{"volume_source", Kind::text, 128}, {"volume_witness", Kind::text, 32},
+                                   {"vendor_algorithm", Kind::text, 256},
+                                   {"vendor_algorithm_closest", Kind::text, 64},
+                                   {"vendor_algorithm_off_bytes", Kind::i64, 0, M::null},
+                                   {"vendor_algorithm_off_msgs", Kind::i64, 0, M::null}});
   std::vector<RankGroupSpec> groups{
       measured(), theory(),
       {"traffic_known", Kind::u64,
@@ -138,7 +147,7 @@ TableSpec make_collective_table(int version) {
                     std::move(groups), std::move(pools));
 }
 
-// Pingpong's table is the same in versions 1 and 2.
+// Pingpong's table is the same in every version.
 TableSpec make_pingpong_table() {
   return make_table(
       "pingpong",
@@ -161,8 +170,8 @@ TableSpec make_pingpong_table() {
 // One table per readable version, made once.
 template <class Make>
 const TableSpec& of_version(int version, Make make) {
-  static const TableSpec v1 = make(1), v2 = make(2);
-  return version == 1 ? v1 : v2;
+  static const TableSpec v1 = make(1), v2 = make(2), v3 = make(3);
+  return version == 1 ? v1 : version == 2 ? v2 : v3;
 }
 
 }  // namespace
@@ -179,8 +188,8 @@ const TableSpec& pingpong_table(int version) {
 
 const std::vector<const TableSpec*>& row_tables(int version) {
   static const std::vector<const TableSpec*> v1{&collective_table(1), &pingpong_table(1)},
-      v2{&collective_table(2), &pingpong_table(2)};
-  return version == 1 ? v1 : v2;
+      v2{&collective_table(2), &pingpong_table(2)}, v3{&collective_table(3), &pingpong_table(3)};
+  return version == 1 ? v1 : version == 2 ? v2 : v3;
 }
 
 // ---- /layer: the layer pipelines' records (layers/src/record.cpp) ----------------------
@@ -316,7 +325,7 @@ Layout make_runs_layout(int version) {
 }  // namespace
 
 // One row per run (per open_for_append): the run's attributes. Version 2 added which
-// device runtime ran and the NCCL library found at run time.
+// device runtime ran and the NCCL library found at run time; version 3 changed nothing.
 const Layout& runs_layout(int version) {
   static const Layout v1 = make_runs_layout(1), v2 = make_runs_layout(2);
   return version == 1 ? v1 : v2;

@@ -112,7 +112,7 @@ TEST_F(ResultsFileTest, TwoRunsReadBackFieldForField) {
 }
 
 TEST_F(ResultsFileTest, NullsAndAbsentKeysSurvive) {
-  const json vendor = sample_collective(3);  // nothing measured, no model
+  const json vendor = sample_collective(15);  // nothing measured, no model
   ASSERT_TRUE(vendor["sent_bytes"].is_null());
   ASSERT_TRUE(vendor["predicted_us"].is_null());
   ASSERT_FALSE(vendor.contains("split"));
@@ -220,6 +220,34 @@ TEST_F(ResultsFileTest, Version1FilesAreReadWithTodaysNamesButNotAppendedTo) {
   const std::string why = refusal<UsageError>(path("old.h5"));
   EXPECT_NE(why.find("appends to version " + std::to_string(kSchemaVersion)), std::string::npos) << why;
   EXPECT_EQ(contents(path("old.h5")), before);
+}
+
+// A file version 2 wrote (allreduce_ring and allreduce_mpi rows, pingpong, a tp_mlp layer
+// row) reads back with every field it had and none of version 3's, and is never
+// appended to.
+TEST_F(ResultsFileTest, Version2FilesAreReadButNotAppendedTo) {
+  const std::string v2 = std::string(COLLSCOPE_RESULTS_TEST_DATA) + "/schema_v2.h5";
+  const ResultsContents c = read_results(v2);
+  EXPECT_EQ(c.schema_version, 2);
+  ASSERT_EQ(c.collective.size(), 3u);
+  ASSERT_EQ(c.pingpong.size(), 2u);
+  ASSERT_EQ(c.layer.size(), 1u);
+  const nlohmann::json& ring = c.collective.front().fields;
+  EXPECT_EQ(ring["algorithm"], "ring");
+  EXPECT_EQ(ring["volume"], "ok");
+  EXPECT_EQ(ring["segment_bytes"], 1u << 20);
+  EXPECT_FALSE(ring.contains("volume_source"));  // not recorded before version 3
+  const nlohmann::json& vendor = c.collective.back().fields;
+  EXPECT_EQ(vendor["algorithm"], "mpi");
+  EXPECT_EQ(vendor["volume"], "n/a");
+  EXPECT_TRUE(vendor["sent_bytes"].is_null());
+  EXPECT_FALSE(vendor.contains("vendor_algorithm"));
+
+  std::filesystem::copy_file(v2, path("old2.h5"));
+  const std::string before = contents(path("old2.h5"));
+  const std::string why = refusal<UsageError>(path("old2.h5"));
+  EXPECT_NE(why.find("appends to version " + std::to_string(kSchemaVersion)), std::string::npos) << why;
+  EXPECT_EQ(contents(path("old2.h5")), before);
 }
 
 TEST_F(ResultsFileTest, ForeignAndNonHdf5FilesAreRefusedAndLeftUntouched) {
