@@ -79,12 +79,7 @@ struct MonitoringLibrary {
   }
 };
 
-std::string off_reason(int mode) {
-  if (mode >= 2)
-    return "pml_monitoring_enable=" + std::to_string(mode) +
-           " (filtered: the library's collective messages are in no MPI_T variable)";
-  return "Open MPI's pml monitoring is off (pml_monitoring_enable=0)";
-}
+std::string off_reason() { return "Open MPI's pml monitoring is off (pml_monitoring_enable=0)"; }
 
 }  // namespace
 
@@ -115,19 +110,16 @@ bool MpiMonitor::find_variables() {
 
 // Finds the two variables, registering them again where Open MPI 4.1 lost them.
 void MpiMonitor::open() {
-  const int cvar_mode = enable_from_cvar();
-  if (find_variables()) {
-    if (cvar_mode >= 2) why_not_ = off_reason(cvar_mode);
-    return;
-  }
+  mode_ = enable_from_cvar();
+  if (find_variables()) return;
   if (!is_open_mpi()) {
     why_not_ = "not Open MPI (" + library_version() + ")";
     return;
   }
   const MonitoringLibrary lib;
-  const int mode = lib.enabled ? *lib.enabled : 0;
-  if (mode != 1) {
-    why_not_ = off_reason(mode);
+  mode_ = lib.enabled ? *lib.enabled : 0;
+  if (mode_ <= 0) {
+    why_not_ = off_reason();
     return;
   }
   if (lib.register_variables) lib.register_variables(nullptr);
@@ -136,6 +128,11 @@ void MpiMonitor::open() {
     return;
   }
   reregistered_ = true;
+}
+
+std::string MpiMonitor::filter_reason() const {
+  return "pml_monitoring_enable=" + std::to_string(mode_) +
+         " filters the library's collective messages out of MPI_T's counts";
 }
 
 void MpiMonitor::allocate_handles() {

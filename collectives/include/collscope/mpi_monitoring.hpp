@@ -8,9 +8,11 @@
 // taken just before and just after one call are that call's messages, per peer.
 //
 // Modes of pml_monitoring_enable: 0 off; 1 every message counted alike (what collscope
-// uses); 2 and above "filtered": messages with a negative tag, which is every message of
-// the library's own collectives, are counted apart and published in no performance
-// variable, so a collective would read as zero. collscope refuses that mode (why_not).
+// asks for); 2 and above "filtered": messages with a negative tag, which is every message
+// of the library's own collectives, are counted apart and published in no performance
+// variable. The variables then hold the user's point-to-point messages alone: a
+// hand-written algorithm's (the MPI transport sends user messages) but none of a vendor
+// collective's, which would read as zero (filtered() says so; the harness reports it).
 //
 // Open MPI 4.1 loses the two variables during MPI_Init: the monitoring component swaps
 // itself in front of the selected pml when the framework closes the components it did
@@ -62,6 +64,10 @@ class MpiMonitor {
   // Why there are no counts ("" when available): "not Open MPI (MPICH ...)",
   // "pml_monitoring_enable=0 (monitoring off)", ...
   const std::string& why_not() const { return why_not_; }
+  // Filtered mode (pml_monitoring_enable >= 2): the counts leave out the library's
+  // collectives; filter_reason() says so in one line.
+  bool filtered() const { return mode_ >= 2; }
+  std::string filter_reason() const;
   // Whether the counters were found only after registering them again (Open MPI 4.1).
   bool reregistered() const { return reregistered_; }
 
@@ -75,6 +81,7 @@ class MpiMonitor {
   std::vector<std::uint64_t> read(int which);
 
   std::string why_not_;
+  int mode_ = -1;  // pml_monitoring_enable; -1 where the library does not say
   bool reregistered_ = false;
   bool mpit_ = false;  // MPI_T initialized by this object
   MPI_T_pvar_session session_ = MPI_T_PVAR_SESSION_NULL;
