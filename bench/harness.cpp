@@ -370,7 +370,7 @@ void Runner::time_case(Measurement& m, const CollArgs& a, benchmark::State& stat
 // rank or on none (the ranks agree, so the rows never mix sources).
 void Runner::open_monitor() {
   if (!opts_.vendor_volume) {
-    monitor_missing_ = "off (--no-vendor-volume)";
+    monitor_missing_ = "the MPI library's count is off (--vendor-volume turns it on)";
     return;
   }
   monitor_ = std::make_unique<MpiMonitor>();
@@ -384,6 +384,7 @@ void Runner::open_monitor() {
 // Why a vendor row has no measured volume: "n/a: <reason>".
 std::string Runner::no_library_volume() const {
   if (algo_.name == "nccl") return "n/a: NCCL counts nothing collscope can read";
+  if (monitor_) return "n/a: " + monitor_->filter_reason();
   return "n/a: " + monitor_missing_;
 }
 
@@ -411,8 +412,9 @@ void Runner::collect_volume(Measurement& m, const CollArgs& a, const SentCounts&
   }
   if (rank_ != 0) return;
   if (algo_.is_vendor()) {
-    m.volume_source = monitor_ ? kMpiMonitoringSource : no_library_volume();
-    if (monitor_) collect_library_count(m, a, all, width);
+    const bool counted = monitor_ && !monitor_->filtered();
+    m.volume_source = counted ? kMpiMonitoringSource : no_library_volume();
+    if (counted) collect_library_count(m, a, all, width);
     return;
   }
   m.volume_source = "counted";
