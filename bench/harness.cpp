@@ -809,8 +809,8 @@ int benchmark_main(std::string_view collective, std::string_view algorithm, int 
                    char** argv) {
   const std::string name = std::string(collective) + "_" + std::string(algorithm);
   const std::string_view library = algorithm == "mpi" || algorithm == "nccl" ? algorithm : "";
-  // Read at MPI_Init, so asked for before it.
-  if (vendor_volume_wanted(argc, argv, vendor_volume_default(library))) request_mpi_monitoring();
+  // --vendor-volume: read at MPI_Init, so asked for before it.
+  if (vendor_volume_wanted(argc, argv)) request_mpi_monitoring();
   return program::run_mpi_program(name, argc, argv, [&](int rank, int nranks) {
     const Algorithm* algo = find_algorithm(collective, algorithm);
     const CollectiveInfo* coll = find_collective(collective);

@@ -164,8 +164,8 @@ std::size_t parse_size(std::string_view text, std::string_view flag) {
   return value << shift;
 }
 
-bool vendor_volume_wanted(int argc, const char* const* argv, bool fallback) {
-  bool wanted = fallback;
+bool vendor_volume_wanted(int argc, const char* const* argv) {
+  bool wanted = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--vendor-volume") wanted = true;
     if (std::string_view(argv[i]) == "--no-vendor-volume") wanted = false;
@@ -191,7 +191,6 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   Options o;
   const bool nccl_binary = library_default == "nccl";
   if (nccl_binary) o.transport = "nccl";
-  o.vendor_volume = vendor_volume_default(library_default);
   CLI::App app{"collscope " + std::string(program) + ": benchmark and verify one collective algorithm",
                std::string(program)};
   std::string min_b = "64", max_b = "16M", seg = "1M", scratch = "8G";
@@ -228,8 +227,7 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   app.add_flag("--in-place", o.in_place, "run in place (send buffer = receive buffer)");
   app.add_flag("--vendor-volume,!--no-vendor-volume", o.vendor_volume,
                "the MPI library counts each probe call's traffic (Open MPI's pml monitoring): "
-               "a vendor row's volume, a witness for a hand-written row (default: on for "
-               "<collective>_mpi, off otherwise)");
+               "a vendor row's volume, a witness for a hand-written row (slows small calls)");
   app.add_option("--segment", seg, "segment size of pipelined algorithms (tree, dbt)");
   app.add_option("--max-scratch", scratch, "scratch memory an algorithm may use per rank");
   app.add_option("--seed", o.seed, "seed of the generated data (and of split matrices)");

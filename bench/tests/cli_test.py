@@ -106,6 +106,10 @@ CATALOGUE_BAD = [  # rooted, in-place and split checks, at 3 ranks
     ("allgather_ring", ["--split", "random"], r"--split and --split-file apply to alltoallv only"),
     ("alltoallv_pairwise", ["--split-file", "/nonexistent/splits.txt"],
      r"cannot read split file '/nonexistent/splits.txt'"),
+    ("allreduce_ring", ["--vendor-volume", "-t", "ucx"],
+     r"--vendor-volume witnesses what the MPI library sends: it needs -t mpi on host memory"),
+    ("allreduce_ring", ["--vendor-volume", "-m", "device"],
+     r"--vendor-volume witnesses what the MPI library sends: it needs -t mpi on host memory"),
 ]
 
 
@@ -205,9 +209,10 @@ def test_jsonl():
     with tempfile.TemporaryDirectory() as d:
         for algo in ("ring", "direct", "tree", "dbt", "halving_doubling", "mpi"):
             path = os.path.join(d, algo + ".jsonl")
+            counted = ["--vendor-volume"] if algo == "mpi" else []  # the library counts
             code, out, err = run("allreduce_" + algo, ["-b", "0", "-e", "4K", "-f", "8", "-d", "all",
-                                                       "-o", "all", "-n", "3", "-w", "1", "-J", path],
-                                 np=3)
+                                                       "-o", "all", "-n", "3", "-w", "1", "-J", path]
+                                 + counted, np=3)
             check(code == 0, f"{algo}: exit 0 (got {code}: {err.strip()})")
             check(not os.path.exists(path + ".tmp"), f"{algo}: no .tmp file left behind")
             rows = [json.loads(l) for l in open(path)]
@@ -241,12 +246,13 @@ def test_jsonl():
         code, out, _ = run("allreduce_ring", ["-b", "1K", "-e", "1K", "--format", "jsonl"], np=2)
         check(code == 0 and json.loads(out.splitlines()[0])["busbw_gbps"] >= 0,
               "--format jsonl prints JSON lines on stdout")
-        code, out, _ = run("allreduce_mpi", ["-b", "1K", "-e", "1K", "--format", "jsonl",
-                                             "--no-vendor-volume"], np=2)
+        code, out, _ = run("allreduce_mpi", ["-b", "1K", "-e", "1K", "--format", "jsonl"], np=2)
         r = json.loads(out.splitlines()[0]) if code == 0 else {}
         check(r.get("volume") == "n/a" and r.get("sent_bytes", 0) is None
+              and "--vendor-volume" in r.get("volume_source", "")
               and r.get("volume_source", "").startswith("n/a: ") and r.get("vendor_algorithm") == "",
-              f"--no-vendor-volume: a vendor row without a volume says why ({r.get('volume_source')})")
+              f"without --vendor-volume a vendor row has no volume and says why "
+              f"({r.get('volume_source')})")
 
 
 ELEM = {"int8": 1, "uint8": 1, "half": 2, "bfloat16": 2, "int32": 4, "float": 4, "int64": 8,
@@ -293,6 +299,8 @@ def test_catalogue():
             vendor = b.endswith("_mpi")
             path = os.path.join(d, b + ".jsonl")
             sweep = ["-b", "0", "-e", "64K", "-f", "16", "-n", "2", "-w", "1", "-J", path]
+            if vendor:
+                sweep.append("--vendor-volume")  # the library counts its own collective
             runs = [sweep + ["-d", "int8"]]
             if coll in ("broadcast", "reduce", "gather", "scatter"):
                 runs = [sweep + ["-d", "int8", "-r", str(root)] for root in (0, 1, 2)]
@@ -302,7 +310,8 @@ def test_catalogue():
                 runs = [sweep + ["-d", "int8", "--split", p] for p in ("uniform", "random", "skewed")]
                 split = os.path.join(d, "splits.txt")
                 open(split, "w").write("# from\\to 0 1 2\n0 5 100\n7 0 3\n1000 1 0\n")
-                runs.append(["-n", "2", "-J", path, "--split-file", split])
+                runs.append(["-n", "2", "-J", path, "--split-file", split] +
+                            (["--vendor-volume"] if vendor else []))
             for args in runs:
                 code, _, err = run(b, args, np=3)
                 rows = [json.loads(l) for l in open(path)] if os.path.exists(path) else []

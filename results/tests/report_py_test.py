@@ -69,7 +69,8 @@ def sweep(h5, runs, model=True):
     model_file = os.path.join(ARGS.source, "collectives/model/example.json")
     extra = ["--model", model_file] if model else []
     for np_, binary in runs:
-        mpirun(np_, binary, SWEEP + ["-O", h5] + extra)
+        counted = ["--vendor-volume"] if binary.endswith("_mpi") else []  # the library counts
+        mpirun(np_, binary, SWEEP + ["-O", h5] + extra + counted)
 
 
 def tool(*args):

@@ -54,19 +54,17 @@ struct Options {
   std::string split_file;         // all-to-all-v split matrix from a file (overrides -b/-e)
   // --vendor-volume: the MPI library counts each probe call's traffic (Open MPI's pml
   // monitoring through MPI_T, collscope/mpi_monitoring.hpp): a vendor row's volume, and
-  // a second witness of a hand-written row's counted volume. On by default for the MPI
-  // vendor binaries (<collective>_mpi), off elsewhere; --no-vendor-volume turns it off.
+  // a second witness of a hand-written row's counted volume. Off by default: loading the
+  // monitoring slows every message of the run, small calls by more than 3%
+  // (docs/vendor-volume.md has the figures).
   bool vendor_volume = false;
   bool show_help = false;
   std::string help_text;
 };
 
-// The default of --vendor-volume for a binary: on for the MPI library's own collectives.
-inline bool vendor_volume_default(std::string_view library) { return library == "mpi"; }
-
-// What --vendor-volume / --no-vendor-volume (the last one wins) ask, read before MPI_Init
-// (the library reads its monitoring switch there): `fallback` when neither is given.
-bool vendor_volume_wanted(int argc, const char* const* argv, bool fallback);
+// Whether --vendor-volume is given (--no-vendor-volume after it takes it back), read
+// before MPI_Init: the library reads its monitoring switch there.
+bool vendor_volume_wanted(int argc, const char* const* argv);
 
 // "64", "1K", "16M", "1G", "2T" (powers of 1024; an optional trailing B or iB).
 // Throws UsageError for anything else, negatives and overflow included.
@@ -90,7 +88,7 @@ void validate_device_options(const Options& o);
 
 // Throws UsageError with a one-line message for any bad input. `library_default` is the
 // vendor library of a `_nccl` or `_mpi` binary ("nccl": -t nccl and -m device are its
-// defaults; "mpi": --vendor-volume is on), "" for a hand-written algorithm's.
+// defaults), "" for a hand-written algorithm's.
 Options parse_options(int argc, const char* const* argv, std::string_view program,
                       std::string_view library_default = "");
 
