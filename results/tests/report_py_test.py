@@ -270,6 +270,9 @@ def check_library_ran(path, rows):
         hits = [l for l in lines if l["collective"] == r["collective"] and int(l["N"]) == r["nranks"]
                 and want in l["library ran"]]
         check(hits, f"advisor: {r['collective']} N={r['nranks']} {r['bytes']} B: the library ran {want}")
+        check(all("(monitored)" in l["library ÷ fastest hand-written"] for l in hits),
+              f"advisor: {r['collective']} N={r['nranks']}: the library's time is marked as "
+              "taken with its monitoring on (the file has no other)")
 
 
 def described_ranks(r):
