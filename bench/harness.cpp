@@ -389,22 +389,22 @@ std::string Runner::no_library_volume() const {
 }
 
 // Every rank's volume of the probe call, per peer, gathered to rank 0: the executor's
-// counter (4 numbers per peer: what it handed to the transport) and its copies (3), then
-// what the MPI library counted this rank sending (2 per peer, when it counts). A
+// counter (4 numbers per peer: what it handed to the transport) and its copies (3), then,
+// when the library counts (on every rank alike), what it counted this rank sending (2 per
+// peer). A
 // hand-written row sets its counter against the schedule's planned volume and the
 // closed-form theory (all three must agree, per rank and per peer) and against the
 // library's count where there is one; a vendor row has only the library's count.
 void Runner::collect_volume(Measurement& m, const CollArgs& a, const SentCounts& library) {
   const std::size_t n = static_cast<std::size_t>(nranks_);
-  const std::size_t width = n * 6 + 3;
+  const std::size_t width = n * (monitor_ ? 6 : 4) + 3;
   std::vector<std::uint64_t> mine, all(rank_ == 0 ? n * width : 0);
   for (const RankVolume& v : executor().traffic().per_peer())
     mine.insert(mine.end(), {v.sent_bytes, v.sent_msgs, v.recv_bytes, v.recv_msgs});
   const CopyVolume& c = executor().traffic().copies();
   mine.insert(mine.end(), {c.to_host, c.to_device, c.from_peer});
-  for (std::size_t p = 0; p < n; ++p)
-    mine.insert(mine.end(), {library.bytes.empty() ? 0 : library.bytes[p],
-                             library.msgs.empty() ? 0 : library.msgs[p]});
+  if (monitor_)
+    for (std::size_t p = 0; p < n; ++p) mine.insert(mine.end(), {library.bytes[p], library.msgs[p]});
   {
     program::WatchedSection w("volume gather");
     MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, all.data(),
