@@ -28,7 +28,9 @@
 #include "collscope/build_config.hpp"
 #include "collscope/collective.hpp"
 #include "collscope/errors.hpp"
+#include "collscope/identify.hpp"
 #include "collscope/model.hpp"
+#include "collscope/mpi_monitoring.hpp"
 #include "collscope/schedule_trace.hpp"
 #include "collscope/textbook_formulas.hpp"
 #include "collscope/results/results_file.hpp"
@@ -73,6 +75,7 @@ class Runner {
     MPI_Comm_rank(ctrl_, &rank_);
     MPI_Comm_size(ctrl_, &nranks_);
     gpus_ = gather_gpus();
+    open_monitor();
   }
   ~Runner() {
     MPI_Comm c = comm_.mpi_comm();
@@ -110,9 +113,19 @@ class Runner {
   double timed_loop(const CollArgs& a);
   std::vector<double> timed_graphs(const CollArgs& a, int replays);
   void time_case(Measurement& m, const CollArgs& a, benchmark::State& state);
-  void collect_copies(Measurement& m, const CollArgs& a, const std::vector<std::uint64_t>& all);
+  void collect_copies(Measurement& m, const CollArgs& a, const std::vector<std::uint64_t>& all,
+                      std::size_t width);
   void barrier();
-  void collect_volume(Measurement& m, const CollArgs& a);
+  void open_monitor();
+  std::string no_library_volume() const;
+  void collect_volume(Measurement& m, const CollArgs& a, const SentCounts& library);
+  void collect_counted(Measurement& m, const CollArgs& a, const std::vector<std::uint64_t>& all,
+                       std::size_t width);
+  void collect_library_count(Measurement& m, const CollArgs& a, const std::vector<std::uint64_t>& all,
+                             std::size_t width);
+  void check_witness(Measurement& m, const TrafficMatrix& library, const std::vector<std::uint64_t>& all,
+                     std::size_t width) const;
+  void identify_vendor_algorithm(Measurement& m, const CollArgs& a, const TrafficMatrix& library) const;
   static void check_volume(Measurement& m, std::size_t r, std::size_t p, const RankVolume& counted,
                            const RankVolume& planned, const RankVolume& theory,
                            const RankVolume& mirror);
@@ -133,6 +146,10 @@ class Runner {
   int rank_ = 0, nranks_ = 1;
   std::vector<std::string> gpus_;
   std::string path_;
+  // --vendor-volume: the MPI library's count around each probe call; gone (MPI_T
+  // finalized) with the runner, before MPI_Finalize.
+  std::unique_ptr<MpiMonitor> monitor_;
+  std::string monitor_missing_;  // why there is no library count ("" when there is)
 };
 
 
@@ -361,25 +378,66 @@ void Runner::time_case(Measurement& m, const CollArgs& a, benchmark::State& stat
   }
 }
 
-// The counted volume (what every rank's executor handed to the transport, per peer),
-// gathered to rank 0 and set against the schedule's planned volume and the closed-form
-// theory: all three must agree, per rank and per peer.
-void Runner::collect_volume(Measurement& m, const CollArgs& a) {
-  // Row r of the gathered table: rank r's per-peer counts, 4 numbers per peer, then its
-  // copies (kCopyFields numbers).
+// --vendor-volume: the MPI library's own count (collscope/mpi_monitoring.hpp), on every
+// rank or on none (the ranks agree, so the rows never mix sources).
+void Runner::open_monitor() {
+  if (!opts_.vendor_volume) {
+    monitor_missing_ = "the MPI library's count is off (--vendor-volume turns it on)";
+    return;
+  }
+  monitor_ = std::make_unique<MpiMonitor>();
+  int here = monitor_->available() ? 1 : 0, everywhere = 0;
+  MPI_Allreduce(&here, &everywhere, 1, MPI_INT, MPI_MIN, ctrl_);
+  if (everywhere == 1) return;
+  monitor_missing_ = here ? "the MPI library counts nothing on another rank" : monitor_->why_not();
+  monitor_.reset();
+}
+
+// Why a vendor row has no measured volume: "n/a: <reason>".
+std::string Runner::no_library_volume() const {
+  if (algo_.name == "nccl") return "n/a: NCCL counts nothing collscope can read";
+  if (monitor_) return "n/a: " + monitor_->filter_reason();
+  return "n/a: " + monitor_missing_;
+}
+
+// Every rank's volume of the probe call, per peer, gathered to rank 0: the executor's
+// counter (4 numbers per peer: what it handed to the transport) and its copies
+// (kCopyFields), then, when the library counts (on every rank alike), what it counted
+// this rank sending (2 per peer). A hand-written row sets its counter against the
+// schedule's planned volume and the closed-form theory (all three must agree, per rank
+// and per peer) and against the library's count where there is one; a vendor row has
+// only the library's count.
+void Runner::collect_volume(Measurement& m, const CollArgs& a, const SentCounts& library) {
   const std::size_t n = static_cast<std::size_t>(nranks_);
-  const std::size_t width = n * 4 + kCopyFields;
+  const std::size_t width = n * (monitor_ ? 6 : 4) + kCopyFields;
   std::vector<std::uint64_t> mine, all(rank_ == 0 ? n * width : 0);
   for (const RankVolume& v : executor().traffic().per_peer())
     mine.insert(mine.end(), {v.sent_bytes, v.sent_msgs, v.recv_bytes, v.recv_msgs});
   const CopyVolume& c = executor().traffic().copies();
   mine.insert(mine.end(), {c.to_host, c.to_device, c.from_peer, c.reduced_from_peer});
+  if (monitor_)
+    for (std::size_t p = 0; p < n; ++p) mine.insert(mine.end(), {library.bytes[p], library.msgs[p]});
   {
     program::WatchedSection w("volume gather");
     MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, all.data(),
                static_cast<int>(mine.size()), MPI_UINT64_T, 0, ctrl_);
   }
-  if (rank_ != 0 || algo_.is_vendor()) return;  // the library's traffic is not counted
+  if (rank_ != 0) return;
+  if (algo_.is_vendor()) {
+    const bool counted = monitor_ && !monitor_->filtered();
+    m.volume_source = counted ? kMpiMonitoringSource : no_library_volume();
+    if (counted) collect_library_count(m, a, all, width);
+    return;
+  }
+  m.volume_source = "counted";
+  collect_counted(m, a, all, width);
+  if (monitor_) collect_library_count(m, a, all, width);
+}
+
+// A hand-written row: the counter's volume against the planned volume and the theory.
+void Runner::collect_counted(Measurement& m, const CollArgs& a, const std::vector<std::uint64_t>& all,
+                             std::size_t width) {
+  const std::size_t n = static_cast<std::size_t>(nranks_);
   auto cell = [&](std::size_t r, std::size_t p) {
     const std::uint64_t* v = &all[r * width + p * 4];
     return RankVolume{v[0], v[1], v[2], v[3]};
@@ -401,8 +459,69 @@ void Runner::collect_volume(Measurement& m, const CollArgs& a) {
       if (m.volume_ok) check_volume(m, r, p, counted, planned[p], theory[p], cell(p, r));
     }
   }
-  collect_copies(m, a, all);
+  collect_copies(m, a, all, width);
   m.volume_checked = true;
+}
+
+// The MPI library's count, as an N x N matrix: a vendor row's measured volume (and the
+// algorithm it identifies), a hand-written row's witness.
+void Runner::collect_library_count(Measurement& m, const CollArgs& a,
+                                   const std::vector<std::uint64_t>& all, std::size_t width) {
+  const std::size_t n = static_cast<std::size_t>(nranks_);
+  TrafficMatrix library{nranks_, std::vector<std::uint64_t>(n * n), std::vector<std::uint64_t>(n * n)};
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t p = 0; p < n; ++p) {
+      const std::uint64_t* v = &all[r * width + n * 4 + kCopyFields + p * 2];
+      library.bytes[r * n + p] = v[0];
+      library.msgs[r * n + p] = v[1];
+    }
+  if (!algo_.is_vendor()) return check_witness(m, library, all, width);
+  m.measured.assign(n, {});
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t p = 0; p < n; ++p) {
+      const std::uint64_t bytes = library.bytes[r * n + p], msgs = library.msgs[r * n + p];
+      m.measured[r].sent_bytes += bytes;
+      m.measured[r].sent_msgs += msgs;
+      m.measured[p].recv_bytes += bytes;
+      m.measured[p].recv_msgs += msgs;
+    }
+  m.traffic_bytes = library.bytes;
+  identify_vendor_algorithm(m, a, library);
+}
+
+// The library saw exactly the messages the counter counted, per sender and receiver:
+// the data and the zero-byte signals of the hand-written schedule, as user messages.
+void Runner::check_witness(Measurement& m, const TrafficMatrix& library,
+                           const std::vector<std::uint64_t>& all, std::size_t width) const {
+  const std::size_t n = static_cast<std::size_t>(nranks_);
+  m.volume_witness = kMpiMonitoringSource;
+  for (std::size_t r = 0; r < n && m.volume_ok; ++r)
+    for (std::size_t p = 0; p < n && m.volume_ok; ++p) {
+      const std::uint64_t* counted = &all[r * width + p * 4];  // sent bytes, sent messages
+      const std::uint64_t bytes = library.bytes[r * n + p], msgs = library.msgs[r * n + p];
+      if (counted[0] == bytes && counted[1] == msgs) continue;
+      m.volume_ok = false;
+      m.volume_error = "rank " + std::to_string(r) + " to rank " + std::to_string(p) + ": counted " +
+                       std::to_string(counted[0]) + " B/" + std::to_string(counted[1]) +
+                       " msgs; the MPI library (" + kMpiMonitoringSource + ") saw " +
+                       std::to_string(bytes) + " B/" + std::to_string(msgs) + " msgs";
+    }
+}
+
+// Which hand-written algorithm's theory the vendor's traffic equals. Segmented
+// candidates assume the library's segment: --segment when given, else none (one segment
+// per message, Open MPI's fixed decision).
+void Runner::identify_vendor_algorithm(Measurement& m, const CollArgs& a,
+                                       const TrafficMatrix& library) const {
+  CollArgs as_library = a;
+  as_library.segment_bytes = opts_.segment_given ? opts_.segment_bytes : kUnsegmented;
+  const std::vector<Candidate> candidates = hand_written_candidates(algo_.collective);
+  if (candidates.empty()) return;
+  const Identification id = identify_algorithm(library, candidates, as_library);
+  m.vendor_algorithm = id.name();
+  m.vendor_algorithm_closest = id.closest;
+  m.vendor_algorithm_off_bytes = static_cast<std::int64_t>(id.off_bytes);
+  m.vendor_algorithm_off_msgs = static_cast<std::int64_t>(id.off_msgs);
 }
 
 // The staged and ipc paths' copies against their theory, which follows from the wire's:
@@ -410,9 +529,10 @@ void Runner::collect_volume(Measurement& m, const CollArgs& a) {
 // ipc rank copies out of its peers' memory what it receives, except the receives a
 // reduction consumes, which it reduces in the sender's memory (planned from the
 // schedule, consumed_receives.hpp; none with --no-fuse).
-void Runner::collect_copies(Measurement& m, const CollArgs& a, const std::vector<std::uint64_t>& all) {
+void Runner::collect_copies(Measurement& m, const CollArgs& a, const std::vector<std::uint64_t>& all,
+                           std::size_t width) {
   if (path_ != "staged" && path_ != "ipc") return;
-  const std::size_t n = static_cast<std::size_t>(nranks_), width = n * 4 + kCopyFields;
+  const std::size_t n = static_cast<std::size_t>(nranks_);
   for (std::size_t r = 0; r < n; ++r) {
     const std::uint64_t* c = &all[r * width + n * 4];
     m.copies.push_back({c[0], c[1], c[2], c[3]});
@@ -539,12 +659,16 @@ Measurement Runner::measure_with_buffers(const Case& c, benchmark::State& state)
     m.splits = *c.splits;
   }
 
-  // The probe call: its traffic is the counted volume, its result is checked.
+  // The probe call: its traffic is the counted volume (and, with --vendor-volume, what
+  // the MPI library counted: nothing else sends on this rank between start and stop),
+  // its result is checked.
   executor().traffic().reset();
   barrier();
   program::stall_if_asked(rank_);
+  if (monitor_) monitor_->start();
   call(a);
-  collect_volume(m, a);
+  const SentCounts library = monitor_ ? monitor_->stop() : SentCounts{};
+  collect_volume(m, a, library);
   collect_model(m, a);
   if (opts_.check) collect_check(m, c, a);
 
@@ -714,11 +838,14 @@ results::RunAttributes run_attributes(const Runner& runner, const Options& opts,
 int benchmark_main(std::string_view collective, std::string_view algorithm, int argc,
                    char** argv) {
   const std::string name = std::string(collective) + "_" + std::string(algorithm);
+  const std::string_view library = algorithm == "mpi" || algorithm == "nccl" ? algorithm : "";
+  // --vendor-volume: read at MPI_Init, so asked for before it.
+  if (vendor_volume_wanted(argc, argv)) request_mpi_monitoring();
   return program::run_mpi_program(name, argc, argv, [&](int rank, int nranks) {
     const Algorithm* algo = find_algorithm(collective, algorithm);
     const CollectiveInfo* coll = find_collective(collective);
     if (!algo || !coll) throw UsageError("no algorithm " + name + " in this build");
-    Options opts = parse_options(argc, argv, name, algorithm == "nccl" ? "nccl" : "");
+    Options opts = parse_options(argc, argv, name, library);
     if (opts.show_help) {
       if (rank == 0) std::cout << opts.help_text;
       return static_cast<int>(kExitOk);

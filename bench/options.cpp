@@ -41,6 +41,18 @@ void check_positive(int value, const char* flag, int min) {
                      ", got " + std::to_string(value));
 }
 
+// The library can count only what goes through it: an MPI transport on host memory for
+// hand-written algorithms; never NCCL's collectives.
+void validate_vendor_volume(const Options& o, std::string_view library, bool given) {
+  if (!o.vendor_volume || !given) return;
+  if (library == "nccl")
+    throw UsageError("--vendor-volume counts through MPI; NCCL's own collectives are invisible to it");
+  if (library.empty() && (o.transport != "mpi" || o.memory != MemoryKind::host))
+    throw UsageError("--vendor-volume witnesses what the MPI library sends: it needs -t mpi on "
+                     "host memory (-t " + o.transport + " -m " + std::string(memory_name(o.memory)) +
+                     " moves bytes it does not see)");
+}
+
 void validate(const Options& o) {
   validate_common_options(o);
   check_positive(o.root, "--root", 0);
@@ -180,6 +192,15 @@ std::size_t parse_size(std::string_view text, std::string_view flag) {
   return value << shift;
 }
 
+bool vendor_volume_wanted(int argc, const char* const* argv) {
+  bool wanted = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--vendor-volume") wanted = true;
+    if (std::string_view(argv[i]) == "--no-vendor-volume") wanted = false;
+  }
+  return wanted;
+}
+
 std::vector<std::size_t> sweep_sizes(const Options& o) {
   std::vector<std::size_t> sizes;
   std::size_t s = o.min_bytes;
@@ -233,6 +254,9 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   app.add_option("--model", o.model_path, "cost model file: predict each row's time");
   app.add_option("--timeout", o.timeout_s, "abort a call stuck longer than this (seconds)");
   app.add_flag("--in-place", o.in_place, "run in place (send buffer = receive buffer)");
+  app.add_flag("--vendor-volume,!--no-vendor-volume", o.vendor_volume,
+               "the MPI library counts each probe call's traffic (Open MPI's pml monitoring): "
+               "a vendor row's volume, a witness for a hand-written row (slows small calls)");
   app.add_option("--segment", seg, "segment size of pipelined algorithms (tree, dbt)");
   app.add_option("--max-scratch", scratch, "scratch memory an algorithm may use per rank");
   app.add_option("--seed", o.seed, "seed of the generated data (and of split matrices)");
@@ -249,6 +273,7 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   o.min_bytes = parse_size(min_b, "--min-bytes");
   o.max_bytes = parse_size(max_b, "--max-bytes");
   o.segment_bytes = parse_size(seg, "--segment");
+  o.segment_given = app.count("--segment") > 0;
   o.scratch_limit = parse_size(scratch, "--max-scratch");
   o.dtypes = parse_dtypes(dtype);
   o.ops = parse_ops(op);
@@ -261,6 +286,8 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   o.stage_chunk_given = app.count("--stage-chunk") > 0;
   apply_device_wait_options(app, wait, ipc_copy, o);
   validate(o);
+  validate_vendor_volume(o, library_default,
+                         app.count("--vendor-volume") + app.count("--no-vendor-volume") > 0);
   return o;
 }
 

@@ -14,10 +14,15 @@ namespace {
 
 using program::fmt;
 
+// ok / MISMATCH: checked against theory; measured: counted by the library, no single
+// theory (a vendor row); n/a: nothing counted.
 std::string volume_status(const Measurement& m) {
-  if (!m.volume_checked) return "n/a";
+  if (!m.volume_checked) return m.measured.empty() ? "n/a" : "measured";
   return m.volume_ok ? "ok" : "MISMATCH";
 }
+
+// A number that is -1 when missing, as JSON (null then).
+nlohmann::json or_null(std::int64_t v) { return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v); }
 
 template <class T, class F>
 nlohmann::json per_rank(const std::vector<T>& v, F field) {
@@ -84,6 +89,15 @@ void print_table_row(std::ostream& os, const Measurement& m) {
     os << "#   first wrong element: rank " << m.first_bad_rank << ", index " << m.first_bad_index
        << "\n";
   if (!m.volume_ok) os << "#   volume mismatch: " << m.volume_error << "\n";
+  if (!m.vendor_algorithm.empty()) {
+    os << "#   vendor algorithm: " << m.vendor_algorithm;
+    if (m.vendor_algorithm == "unmatched")
+      os << " (closest " << m.vendor_algorithm_closest << ", off by " << m.vendor_algorithm_off_bytes
+         << " B and " << m.vendor_algorithm_off_msgs << " messages)";
+    os << "\n";
+  } else if (m.volume_source.rfind("n/a", 0) == 0) {
+    os << "#   volume " << m.volume_source << "\n";
+  }
   os << std::flush;
 }
 
@@ -163,6 +177,12 @@ nlohmann::json to_json(const Measurement& m) {
     j["gpus"] = gpus;  // the JSON lines only: HDF5 keeps them once per run, in /runs
   }
   j["volume"] = volume_status(m);
+  j["volume_source"] = m.volume_source;
+  j["volume_witness"] = m.volume_witness;
+  j["vendor_algorithm"] = m.vendor_algorithm;
+  j["vendor_algorithm_closest"] = m.vendor_algorithm_closest;
+  j["vendor_algorithm_off_bytes"] = or_null(m.vendor_algorithm_off_bytes);
+  j["vendor_algorithm_off_msgs"] = or_null(m.vendor_algorithm_off_msgs);
   j["wrong"] = m.checked ? nlohmann::json(m.wrong) : nlohmann::json(nullptr);
   j["first_bad_rank"] = m.first_bad_rank;
   j["first_bad_index"] = m.first_bad_index;

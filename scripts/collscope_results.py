@@ -14,6 +14,8 @@ collective table's segment_bytes, seed, max_scratch_bytes columns, the theory's
 intra-/inter-node split per rank and its traffic matrix (pool theory_traffic_bytes).
 Version 3 added the collective table's `wait` column and, per rank, the bytes the ipc
 path reduced straight from a peer's memory (reduced_from_peer_bytes, with its theory).
+Version 4 added the collective table's volume_source, volume_witness and, for vendor
+rows, vendor_algorithm, vendor_algorithm_closest and vendor_algorithm_off_bytes/_msgs.
 """
 import os
 
@@ -21,8 +23,8 @@ import h5py
 import numpy as np
 
 FORMAT_NAME = "collscope results"
-SCHEMA_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+SCHEMA_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)
 
 LAYER = "layer"  # the optional /layer group: rows, ranks, a pool and two child tables
 LAYER_POOLS = ("times_us",)
@@ -34,7 +36,7 @@ VENDOR_ALGORITHMS = {"mpi", "nccl"}  # the library's own collective: a baseline,
 # SCHEMA.md "Missing values": the value a column takes when the JSON has none.
 MISSING_TEXT = {"split", "model", "textbook_formula", "pairs"}
 MISSING_FLOAT = {"predicted_us", "textbook_sent_bytes"}
-MISSING_INT = {"wrong", "slowest_rank"}
+MISSING_INT = {"wrong", "slowest_rank", "vendor_algorithm_off_bytes", "vendor_algorithm_off_msgs"}
 
 # Version 1's column names that version 2 renamed, per group.
 VERSION1_RENAMES = {

@@ -106,6 +106,10 @@ CATALOGUE_BAD = [  # rooted, in-place and split checks, at 3 ranks
     ("allgather_ring", ["--split", "random"], r"--split and --split-file apply to alltoallv only"),
     ("alltoallv_pairwise", ["--split-file", "/nonexistent/splits.txt"],
      r"cannot read split file '/nonexistent/splits.txt'"),
+    ("allreduce_ring", ["--vendor-volume", "-t", "ucx"],
+     r"--vendor-volume witnesses what the MPI library sends: it needs -t mpi on host memory"),
+    ("allreduce_ring", ["--vendor-volume", "-m", "device"],
+     r"--vendor-volume witnesses what the MPI library sends: it needs -t mpi on host memory"),
 ]
 
 
@@ -185,13 +189,30 @@ FIELDS = ["collective", "algorithm", "transport", "memory", "dtype", "op", "root
           "wrong"]
 
 
+def vendor_volume_ok(r):
+    """A vendor row's volume as the MPI library counted it: per-rank arrays whose traffic
+    matrix adds up, and the hand-written algorithm(s) it identifies (or the closest)."""
+    n = r["nranks"]
+    if r["volume"] != "measured" or r["volume_source"] != "mpi_t:pml_monitoring":
+        return False
+    if r["theory_sent_bytes"] is not None or len(r["sent_bytes"]) != n or len(r["traffic_bytes"]) != n * n:
+        return False
+    rows = [sum(r["traffic_bytes"][i * n:(i + 1) * n]) for i in range(n)]
+    cols = [sum(r["traffic_bytes"][i::n]) for i in range(n)]
+    identified = r["vendor_algorithm"] != "" and (r["vendor_algorithm"] != "unmatched" or
+                                                  r["vendor_algorithm_off_bytes"] + r["vendor_algorithm_off_msgs"] > 0)
+    return rows == r["sent_bytes"] and cols == r["recv_bytes"] and \
+        sum(r["sent_msgs"]) == sum(r["recv_msgs"]) and identified
+
+
 def test_jsonl():
     with tempfile.TemporaryDirectory() as d:
         for algo in ("ring", "direct", "tree", "dbt", "halving_doubling", "mpi"):
             path = os.path.join(d, algo + ".jsonl")
+            counted = ["--vendor-volume"] if algo == "mpi" else []  # the library counts
             code, out, err = run("allreduce_" + algo, ["-b", "0", "-e", "4K", "-f", "8", "-d", "all",
-                                                       "-o", "all", "-n", "3", "-w", "1", "-J", path],
-                                 np=3)
+                                                       "-o", "all", "-n", "3", "-w", "1", "-J", path]
+                                 + counted, np=3)
             check(code == 0, f"{algo}: exit 0 (got {code}: {err.strip()})")
             check(not os.path.exists(path + ".tmp"), f"{algo}: no .tmp file left behind")
             rows = [json.loads(l) for l in open(path)]
@@ -209,9 +230,10 @@ def test_jsonl():
                                                       "int32": 4, "float": 4, "int64": 8,
                                                       "double": 8}[r["dtype"]])
                 if algo == "mpi":
-                    ok = ok and r["sent_bytes"] is None and r["theory_sent_bytes"] is None
+                    ok = ok and vendor_volume_ok(r)
                 else:
                     ok = ok and r["volume"] == "ok" and len(r["sent_bytes"]) == n \
+                        and r["volume_source"] == "counted" and r["vendor_algorithm"] == "" \
                         and r["sent_bytes"] == r["theory_sent_bytes"] \
                         and r["recv_bytes"] == r["theory_recv_bytes"] \
                         and len(r["traffic_bytes"]) == n * n \
@@ -224,6 +246,13 @@ def test_jsonl():
         code, out, _ = run("allreduce_ring", ["-b", "1K", "-e", "1K", "--format", "jsonl"], np=2)
         check(code == 0 and json.loads(out.splitlines()[0])["busbw_gbps"] >= 0,
               "--format jsonl prints JSON lines on stdout")
+        code, out, _ = run("allreduce_mpi", ["-b", "1K", "-e", "1K", "--format", "jsonl"], np=2)
+        r = json.loads(out.splitlines()[0]) if code == 0 else {}
+        check(r.get("volume") == "n/a" and r.get("sent_bytes", 0) is None
+              and "--vendor-volume" in r.get("volume_source", "")
+              and r.get("volume_source", "").startswith("n/a: ") and r.get("vendor_algorithm") == "",
+              f"without --vendor-volume a vendor row has no volume and says why "
+              f"({r.get('volume_source')})")
 
 
 ELEM = {"int8": 1, "uint8": 1, "half": 2, "bfloat16": 2, "int32": 4, "float": 4, "int64": 8,
@@ -248,7 +277,7 @@ def check_rows(name, rows, expect_rows, per_peer=False, vendor=False):
         want_bytes = r["count"] * elem * (n if per_peer else 1)
         ok = r["wrong"] == 0 and (r["bytes"] == want_bytes or r["collective"] in ("alltoallv", "barrier"))
         if vendor:
-            ok = ok and r["sent_bytes"] is None
+            ok = ok and vendor_volume_ok(r)
         else:
             ok = ok and r["volume"] == "ok" and r["sent_bytes"] == r["theory_sent_bytes"] \
                 and r["recv_msgs"] == r["theory_recv_msgs"] and len(r["sent_bytes"]) == n
@@ -270,6 +299,8 @@ def test_catalogue():
             vendor = b.endswith("_mpi")
             path = os.path.join(d, b + ".jsonl")
             sweep = ["-b", "0", "-e", "64K", "-f", "16", "-n", "2", "-w", "1", "-J", path]
+            if vendor:
+                sweep.append("--vendor-volume")  # the library counts its own collective
             runs = [sweep + ["-d", "int8"]]
             if coll in ("broadcast", "reduce", "gather", "scatter"):
                 runs = [sweep + ["-d", "int8", "-r", str(root)] for root in (0, 1, 2)]
@@ -279,7 +310,8 @@ def test_catalogue():
                 runs = [sweep + ["-d", "int8", "--split", p] for p in ("uniform", "random", "skewed")]
                 split = os.path.join(d, "splits.txt")
                 open(split, "w").write("# from\\to 0 1 2\n0 5 100\n7 0 3\n1000 1 0\n")
-                runs.append(["-n", "2", "-J", path, "--split-file", split])
+                runs.append(["-n", "2", "-J", path, "--split-file", split] +
+                            (["--vendor-volume"] if vendor else []))
             for args in runs:
                 code, _, err = run(b, args, np=3)
                 rows = [json.loads(l) for l in open(path)] if os.path.exists(path) else []
@@ -379,7 +411,7 @@ def test_nccl():
                     check(False, f"{b} -t nccl at {np}: exit {code}: {err.strip()[:300]}")
                     continue
                 rows = [json.loads(l) for l in open(out)]
-                bad = [r for r in rows if r["wrong"] != 0 or r["volume"] not in ("ok", "n/a")
+                bad = [r for r in rows if r["wrong"] != 0 or r["volume"] not in ("ok", "n/a", "measured")
                        or r["path"] != "nccl" or not r.get("nccl_version")]
                 check(rows and not bad, f"{b} -t nccl at {np}: {len(rows)} rows exact, volume equal to theory"
                       + (f" (bad: {json.dumps(bad[0])[:300]})" if bad else ""))

@@ -1,6 +1,8 @@
-// Binomial-tree broadcast (MPICH's MPIR_Bcast_intra_binomial, Open MPI's "binomial";
-// Thakur, Rabenseifner & Gropp 2005). The whole vector goes down a binomial tree rooted
-// at args.root, on virtual ranks v = (rank - root) mod N (patterns/binomial.hpp).
+// Binomial-tree broadcast (MPICH's MPIR_Bcast_intra_binomial; Thakur, Rabenseifner &
+// Gropp 2005). The whole vector goes down a binomial tree rooted at args.root, on virtual
+// ranks v = (rank - root) mod N (patterns/binomial.hpp). Open MPI's broadcast "binomial"
+// has the same degrees on another tree (broadcast_binomial_strided): its traffic differs
+// from N = 4 on.
 //
 //   N = 6, root 0:             step 0: 0 -> 4
 //     0 -+- 4 - 5              step 1: 0 -> 2, 4 -> 5

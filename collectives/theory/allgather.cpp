@@ -72,4 +72,26 @@ void allgather_bruck(int r, int n, const CollArgs& a, std::span<RankVolume> pp) 
   }
 }
 
+// Even N: its own block with neighbour 0 (r+1 for even r, r-1 for odd r); then, in steps
+// 1 .. N/2 - 1 alternating neighbour 1 and neighbour 0, the pair of blocks {2j, 2j+1} it
+// received in the step before (at first its own pair) out, and the next pair in: two
+// blocks further along on that neighbour's side. Odd N: Open MPI's ring.
+void allgather_neighbor_exchange(int r, int n, const CollArgs& a, std::span<RankVolume> pp) {
+  if (n % 2 == 1) return allgather_ring(r, n, a, pp);
+  Tally t{pp};
+  const bool even = r % 2 == 0;
+  const int side[2] = {detail::wrap(even ? r + 1 : r - 1, n), detail::wrap(even ? r - 1 : r + 1, n)};
+  const int step[2] = {even ? 2 : -2, even ? -2 : 2};
+  t.send(side[0], detail::block_bytes(a, n, r));
+  t.recv(side[0], detail::block_bytes(a, n, side[0]));
+  int held = r - r % 2, next[2] = {held, held};
+  for (int i = 1; i < n / 2; ++i) {
+    const int s = i % 2;
+    next[s] = detail::wrap(next[s] + step[s], n);
+    t.send(side[s], detail::blocks_bytes(a, n, held, 2));
+    t.recv(side[s], detail::blocks_bytes(a, n, next[s], 2));
+    held = next[s];
+  }
+}
+
 }  // namespace collscope::theory

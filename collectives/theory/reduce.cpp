@@ -2,6 +2,7 @@
 #include "collscope/theory.hpp"
 #include "common.hpp"
 #include "rooted.hpp"
+#include "trees.hpp"
 
 namespace collscope::theory {
 namespace {
@@ -24,7 +25,27 @@ void binomial_up(int r, int n, const CollArgs& a, std::span<RankVolume> pp, std:
   }
 }
 
+// The vector up one of Open MPI's trees: once from every child, once to the parent.
+void up_tree(int r, const detail::OmpiTree& tree, const CollArgs& a, std::span<RankVolume> pp) {
+  detail::Tally t{pp};
+  const int v = tree.virtual_of(r);
+  for (int c : tree.children(v)) t.recv(tree.real_of(c), a.bytes());
+  if (v != 0) t.send(tree.real_of(tree.parent(v)), a.bytes());
+}
+
 }  // namespace
+
+void reduce_linear(int r, int n, const CollArgs& a, std::span<RankVolume> pp) {
+  up_tree(r, {detail::Shape::star, n, a.root}, a, pp);
+}
+
+void reduce_chain(int r, int n, const CollArgs& a, std::span<RankVolume> pp) {
+  up_tree(r, {detail::Shape::chain, n, a.root}, a, pp);
+}
+
+void reduce_binary_tree(int r, int n, const CollArgs& a, std::span<RankVolume> pp) {
+  up_tree(r, {detail::Shape::kary, n, a.root, 2}, a, pp);
+}
 
 void reduce_binomial(int r, int n, const CollArgs& a, std::span<RankVolume> pp) {
   binomial_up(r, n, a, pp, 1);

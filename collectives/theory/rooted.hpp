@@ -1,4 +1,4 @@
-// The binomial tree of the rooted collectives (MPICH's and Open MPI's "binomial"),
+// The binomial tree of the rooted collectives (MPICH's; Open MPI's reduce "binomial"),
 // restated for the closed forms: ranks are renumbered v = (r - root) mod N so that the
 // root is 0; v's parent is v minus its lowest set bit; its children are v + m for every
 // power of two m below that bit (below N's next power of two at the root) with v + m <

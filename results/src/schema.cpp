@@ -92,6 +92,9 @@ namespace {
 // timing mode, what a vendor ran, the device paths' copies with their theory). Version 3
 // added how the host waited (`wait`) and the bytes the ipc path reduced in a peer's
 // memory instead of copying them.
+// Version 4 added where the measured volume comes from (the executor's counter or the
+// MPI library's own count), its second witness, and for vendor rows the hand-written
+// algorithm their traffic identifies.
 TableSpec make_collective_table(int version) {
   const bool v1 = version == 1;
   const bool v3 = version >= 3;
@@ -115,6 +118,12 @@ TableSpec make_collective_table(int version) {
                                    {"blocking", Kind::boolean}, {"vendor_call", Kind::text, 64},
                                    {"nccl_version", Kind::text, 32, M::absent}});
   if (v3) scalars.push_back({"wait", Kind::text, 8});
+  if (version >= 4)
+    scalars.insert(scalars.end(), {{"volume_source", Kind::text, 128}, {"volume_witness", Kind::text, 32},
+                                   {"vendor_algorithm", Kind::text, 256},
+                                   {"vendor_algorithm_closest", Kind::text, 64},
+                                   {"vendor_algorithm_off_bytes", Kind::i64, 0, M::null},
+                                   {"vendor_algorithm_off_msgs", Kind::i64, 0, M::null}});
   std::vector<RankGroupSpec> groups{
       measured(), theory(),
       {"traffic_known", Kind::u64,
@@ -148,7 +157,7 @@ TableSpec make_collective_table(int version) {
                     std::move(groups), std::move(pools));
 }
 
-// Pingpong's table is the same in versions 1 and 2.
+// Pingpong's table is the same in every version.
 TableSpec make_pingpong_table() {
   return make_table(
       "pingpong",
@@ -333,7 +342,7 @@ Layout make_runs_layout(int version) {
 }  // namespace
 
 // One row per run (per open_for_append): the run's attributes. Version 2 added which
-// device runtime ran and the NCCL library found at run time.
+// device runtime ran and the NCCL library found at run time; versions 3 and 4 changed nothing.
 const Layout& runs_layout(int version) {
   static const std::vector<Layout> all = [] {
     std::vector<Layout> v;

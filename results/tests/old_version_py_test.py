@@ -8,7 +8,8 @@ The fixtures (results/tests/data/schema_vN.h5) were written by the release befor
 version N + 1: version 1 holds allreduce_ring and alltoallv_mpi rows, pingpong and a
 tp_mlp layer row; version 2 allreduce_ring and allreduce_mpi rows on host memory, an
 allreduce_ring row on the emulated device over ipc (its copies per rank), pingpong and a
-tp_mlp layer row.
+tp_mlp layer row; version 3 the same rows as version 2 (the ipc row with its copies and
+its receives reduced in the sender's memory).
 """
 import os
 import shutil

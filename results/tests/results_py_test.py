@@ -39,7 +39,10 @@ SCALARS = {  # column -> how the JSON says "no value": None (never), "null" or "
                    "model": None, "textbook_sent_bytes": "null", "textbook_formula": None,
                    "segment_bytes": None, "seed": None, "max_scratch_bytes": None,
                    "path": None, "timing": None, "graph_calls": None, "blocking": None,
-                   "vendor_call": None, "nccl_version": "absent", "wait": None},
+                   "vendor_call": None, "nccl_version": "absent", "wait": None, "volume_source": None,
+                   "volume_witness": None, "vendor_algorithm": None,
+                   "vendor_algorithm_closest": None, "vendor_algorithm_off_bytes": "null",
+                   "vendor_algorithm_off_msgs": "null"},
     "pingpong": {"collective": None, "algorithm": None, "transport": None, "memory": None,
                  "nranks": None, "bytes": None, "iters": None, "warmup": None,
                  "pairs": "absent", "time_us": None, "time_us_min": None, "time_us_max": None,
@@ -423,15 +426,15 @@ def test_merge(env):
     p = env.merge(env.path("twice.h5"), a, a, expect=2)
     expect("in both" in p.stderr, f"one run twice: {p.stderr}")
 
-    v3 = env.path("future.h5")
-    shutil.copy(b, v3)
-    with h5py.File(v3, "r+") as f:  # a version no build reads yet
-        f.attrs["collscope_schema_version"] = np.int32(99)
-    saved = open(v3, "rb").read()
-    for inputs in ((a, v3), (v3,)):
+    future = env.path("future.h5")
+    shutil.copy(b, future)
+    with h5py.File(future, "r+") as f:
+        f.attrs["collscope_schema_version"] = np.int32(99)  # a version no build reads yet
+    saved = open(future, "rb").read()
+    for inputs in ((a, future), (future,)):
         p = env.merge(env.path("mixed.h5"), *inputs, expect=2)
         expect("schema version" in p.stderr, f"mixed versions: {p.stderr}")
-    expect(open(v3, "rb").read() == saved, "the other version's file is untouched")
+    expect(open(future, "rb").read() == saved, "the other version's file is untouched")
 
     text = env.path("notes.h5")
     with open(text, "w") as f:

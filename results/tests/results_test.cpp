@@ -112,7 +112,7 @@ TEST_F(ResultsFileTest, TwoRunsReadBackFieldForField) {
 }
 
 TEST_F(ResultsFileTest, NullsAndAbsentKeysSurvive) {
-  const json vendor = sample_collective(3);  // nothing measured, no model
+  const json vendor = sample_collective(15);  // nothing measured, no model
   ASSERT_TRUE(vendor["sent_bytes"].is_null());
   ASSERT_TRUE(vendor["predicted_us"].is_null());
   ASSERT_FALSE(vendor.contains("split"));
@@ -238,12 +238,40 @@ TEST_F(ResultsFileTest, Version2FilesAreReadWithoutTheNewColumnsButNotAppendedTo
   EXPECT_EQ(ipc["copy_from_peer_bytes"], ipc["theory_copy_from_peer_bytes"]);
   EXPECT_FALSE(ipc.contains("reduced_from_peer_bytes"));  // version 3's
   EXPECT_FALSE(ipc.contains("wait"));
+  EXPECT_FALSE(ipc.contains("volume_source"));  // version 4's
 
   std::filesystem::copy_file(v2, path("old.h5"));
   const std::string before = contents(path("old.h5"));
   const std::string why = refusal<UsageError>(path("old.h5"));
   EXPECT_NE(why.find("appends to version " + std::to_string(kSchemaVersion)), std::string::npos) << why;
   EXPECT_EQ(contents(path("old.h5")), before);
+}
+
+// A file of the release before version 4 (the same rows as version 2's fixture) reads
+// back with version 3's columns and without version 4's, and is never appended to.
+TEST_F(ResultsFileTest, Version3FilesAreReadWithoutTheNewColumnsButNotAppendedTo) {
+  const std::string v3 = std::string(COLLSCOPE_RESULTS_TEST_DATA) + "/schema_v3.h5";
+  const ResultsContents c = read_results(v3);
+  EXPECT_EQ(c.schema_version, 3);
+  ASSERT_EQ(c.collective.size(), 5u);
+  ASSERT_EQ(c.pingpong.size(), 2u);
+  ASSERT_EQ(c.layer.size(), 1u);
+  const nlohmann::json& ipc = c.collective.back().fields;
+  EXPECT_EQ(ipc["path"], "ipc");
+  EXPECT_EQ(ipc["wait"], "spin");
+  ASSERT_TRUE(ipc["reduced_from_peer_bytes"].is_array());
+  EXPECT_EQ(ipc["reduced_from_peer_bytes"], ipc["theory_reduced_from_peer_bytes"]);
+  const nlohmann::json& vendor = c.collective[2].fields;
+  EXPECT_EQ(vendor["algorithm"], "mpi");
+  EXPECT_EQ(vendor["volume"], "n/a");
+  EXPECT_FALSE(vendor.contains("volume_source"));  // version 4's
+  EXPECT_FALSE(vendor.contains("vendor_algorithm"));
+
+  std::filesystem::copy_file(v3, path("old3.h5"));
+  const std::string before = contents(path("old3.h5"));
+  const std::string why = refusal<UsageError>(path("old3.h5"));
+  EXPECT_NE(why.find("appends to version " + std::to_string(kSchemaVersion)), std::string::npos) << why;
+  EXPECT_EQ(contents(path("old3.h5")), before);
 }
 
 TEST_F(ResultsFileTest, ForeignAndNonHdf5FilesAreRefusedAndLeftUntouched) {

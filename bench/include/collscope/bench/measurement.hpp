@@ -56,6 +56,18 @@ struct Measurement {
   std::vector<CopyVolume> copies, theory_copies;
   bool volume_checked = false, volume_ok = true;
   std::string volume_error;  // first disagreement of counted, planned and theory volume
+  // Where `measured` comes from: "counted" (the executor's counter, hand-written rows),
+  // "mpi_t:pml_monitoring" (the MPI library's own count, vendor rows), or "n/a: <why>".
+  std::string volume_source;
+  // A second, independent count of a hand-written row (--vendor-volume): the MPI
+  // library's, which must agree with the counter; "" when there was none.
+  std::string volume_witness;
+  // Vendor rows with a measured volume: the hand-written algorithms whose exact theory
+  // equals the measured traffic (collscope/identify.hpp), "a|b" or "unmatched"; the
+  // closest one and how far off it is (bytes and messages summed over the N x N cells;
+  // 0 when it matches). "" and -1 where nothing was matched.
+  std::string vendor_algorithm, vendor_algorithm_closest;
+  std::int64_t vendor_algorithm_off_bytes = -1, vendor_algorithm_off_msgs = -1;
 
   bool checked = false;  // -c 1
   std::uint64_t wrong = 0;

@@ -61,13 +61,24 @@ struct Options {
   double timeout_s = 0;  // 0: no watchdog
   bool in_place = false;
   std::size_t segment_bytes = std::size_t{1} << 20;
+  bool segment_given = false;  // --segment on the command line (vendor rows: see identify.hpp)
   std::size_t scratch_limit = std::size_t{8} << 30;
   std::uint64_t seed = 1;
   std::string split = "uniform";  // all-to-all-v split pattern (verify/splits.hpp)
   std::string split_file;         // all-to-all-v split matrix from a file (overrides -b/-e)
+  // --vendor-volume: the MPI library counts each probe call's traffic (Open MPI's pml
+  // monitoring through MPI_T, collscope/mpi_monitoring.hpp): a vendor row's volume, and
+  // a second witness of a hand-written row's counted volume. Off by default: loading the
+  // monitoring slows every message of the run, small calls by more than 3%
+  // (docs/vendor-volume.md has the figures).
+  bool vendor_volume = false;
   bool show_help = false;
   std::string help_text;
 };
+
+// Whether --vendor-volume is given (--no-vendor-volume after it takes it back), read
+// before MPI_Init: the library reads its monitoring switch there.
+bool vendor_volume_wanted(int argc, const char* const* argv);
 
 // "64", "1K", "16M", "1G", "2T" (powers of 1024; an optional trailing B or iB).
 // Throws UsageError for anything else, negatives and overflow included.
@@ -96,7 +107,8 @@ BackendSpec backend_spec(const Options& o);
 void validate_device_options(const Options& o);
 
 // Throws UsageError with a one-line message for any bad input. `library_default` is the
-// vendor library of an `_nccl` binary ("nccl": -t nccl and -m device are its defaults).
+// vendor library of a `_nccl` or `_mpi` binary ("nccl": -t nccl and -m device are its
+// defaults), "" for a hand-written algorithm's.
 Options parse_options(int argc, const char* const* argv, std::string_view program,
                       std::string_view library_default = "");
 

@@ -1,7 +1,8 @@
 // Schedules of the rooted collectives, as pure functions: the binomial tree rooted at
 // any rank, the pipeline chain, and pipeline segments. No I/O.
 //
-// Binomial tree (MPICH / Open MPI "binomial"). Ranks are renumbered so that the root is
+// Binomial tree (MPICH's; Open MPI's in-order binomial tree, its reduce's "binomial"; its
+// broadcast's is static_tree.hpp's strided one). Ranks are renumbered so that the root is
 // virtual rank 0: v = (r - root) mod N. Virtual rank v's parent is v with its lowest set
 // bit cleared; its children are v + m for every power of two m below that bit (every
 // m < N at the root) with v + m < N, farthest (largest m, the most rounds ahead) first.
