@@ -12,8 +12,9 @@ Versions: this build writes SCHEMA_VERSION and reads every version in READABLE_V
 Version 2 renamed version 1's "seed_*" closed-form columns to "textbook_*" and added the
 collective table's segment_bytes, seed, max_scratch_bytes columns, the theory's
 intra-/inter-node split per rank and its traffic matrix (pool theory_traffic_bytes).
-Version 3 added the collective table's `wait` column and, per rank, the bytes the ipc
-path reduced straight from a peer's memory (reduced_from_peer_bytes, with its theory).
+Version 3 added the collective table's `wait` and `ranks` columns and, per rank, the bytes
+the ipc path reduced straight from a peer's memory (reduced_from_peer_bytes, with its
+theory).
 """
 import os
 

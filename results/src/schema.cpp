@@ -90,8 +90,8 @@ namespace {
 // the parameters that shape a row (segment, data seed, scratch limit), the theory's
 // traffic matrix with its intra- and inter-node split, and the device columns (path,
 // timing mode, what a vendor ran, the device paths' copies with their theory). Version 3
-// added how the host waited (`wait`) and the bytes the ipc path reduced in a peer's
-// memory instead of copying them.
+// added how the host waited (`wait`), how the ranks' times were combined (`ranks`) and
+// the bytes the ipc path reduced in a peer's memory instead of copying them.
 TableSpec make_collective_table(int version) {
   const bool v1 = version == 1;
   const bool v3 = version >= 3;
@@ -114,7 +114,7 @@ TableSpec make_collective_table(int version) {
                                    {"timing", Kind::text, 8}, {"graph_calls", Kind::i32},
                                    {"blocking", Kind::boolean}, {"vendor_call", Kind::text, 64},
                                    {"nccl_version", Kind::text, 32, M::absent}});
-  if (v3) scalars.push_back({"wait", Kind::text, 8});
+  if (v3) scalars.insert(scalars.end(), {{"wait", Kind::text, 8}, {"ranks", Kind::text, 8}});
   std::vector<RankGroupSpec> groups{
       measured(), theory(),
       {"traffic_known", Kind::u64,

@@ -238,6 +238,7 @@ TEST_F(ResultsFileTest, Version2FilesAreReadWithoutTheNewColumnsButNotAppendedTo
   EXPECT_EQ(ipc["copy_from_peer_bytes"], ipc["theory_copy_from_peer_bytes"]);
   EXPECT_FALSE(ipc.contains("reduced_from_peer_bytes"));  // version 3's
   EXPECT_FALSE(ipc.contains("wait"));
+  EXPECT_FALSE(ipc.contains("ranks"));
 
   std::filesystem::copy_file(v2, path("old.h5"));
   const std::string before = contents(path("old.h5"));
