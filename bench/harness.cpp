@@ -716,11 +716,23 @@ results::RunAttributes run_attributes(const Runner& runner, const Options& opts,
 int benchmark_main(std::string_view collective, std::string_view algorithm, int argc,
                    char** argv) {
   const std::string name = std::string(collective) + "_" + std::string(algorithm);
+  // The options come first: they decide MPI's thread level. A bad command line is
+  // reported once MPI runs, by rank 0.
+  std::optional<Options> parsed;
+  std::string bad_command_line;
+  try {
+    parsed = parse_options(argc, argv, name, algorithm == "nccl" ? "nccl" : "");
+  } catch (const UsageError& e) {
+    bad_command_line = e.what();
+  }
+  const auto threads = parsed && runs_other_threads(*parsed) ? program::MpiThreads::funneled
+                                                             : program::MpiThreads::single;
   return program::run_mpi_program(name, argc, argv, [&](int rank, int nranks) {
     const Algorithm* algo = find_algorithm(collective, algorithm);
     const CollectiveInfo* coll = find_collective(collective);
     if (!algo || !coll) throw UsageError("no algorithm " + name + " in this build");
-    Options opts = parse_options(argc, argv, name, algorithm == "nccl" ? "nccl" : "");
+    if (!parsed) throw UsageError(bad_command_line);
+    Options opts = *parsed;
     if (opts.show_help) {
       if (rank == 0) std::cout << opts.help_text;
       return static_cast<int>(kExitOk);
@@ -744,7 +756,7 @@ int benchmark_main(std::string_view collective, std::string_view algorithm, int 
       h5 = results::open_results_on_root(opts.output_path, run_attributes(runner, opts, argc, argv),
                                          MPI_COMM_WORLD);
     return run_or_abort(runner, cases, h5.get(), name, rank);
-  });
+  }, threads);
 }
 
 }  // namespace collscope::bench

@@ -91,6 +91,10 @@ double combine_ranks(std::span<const double> times, RankCombine how) {
   return std::accumulate(times.begin(), times.end(), 0.0) / static_cast<double>(times.size());
 }
 
+bool runs_other_threads(const Options& o) {
+  return o.timeout_s > 0 || o.memory == MemoryKind::device || o.transport != "mpi";
+}
+
 void validate_common_options(const Options& o) {
   if (o.min_bytes > o.max_bytes)
     throw UsageError("--min-bytes (" + std::to_string(o.min_bytes) +

@@ -46,6 +46,14 @@ TEST(Options, RanksCombineAsNcclTestsDo) {
     EXPECT_DOUBLE_EQ(combine_ranks(one, how), 2.5);
 }
 
+TEST(Options, OtherThreadsOnlyWithAWatchdogAGpuOrUcx) {
+  EXPECT_FALSE(runs_other_threads(parse({})));
+  EXPECT_FALSE(runs_other_threads(parse({"--timing", "loop", "--ranks", "avg"})));
+  EXPECT_TRUE(runs_other_threads(parse({"--timeout", "5"})));
+  EXPECT_TRUE(runs_other_threads(parse({"-m", "device"})));
+  EXPECT_TRUE(runs_other_threads(parse({"-t", "ucx"})));
+}
+
 TEST(Options, SweepIncludesBothEnds) {
   Options o;
   o.min_bytes = 1000;

@@ -5,7 +5,7 @@
 //
 //   mpirun -np 2 timing_probe --method imb|osu|loop|loop-sync [--ranks max|avg|min]
 //          [--buffers page|alloc-mem|aligned64|fresh64] [--offset BYTES] [-n ITERS]
-//          [-w WARMUP] SIZE...
+//          [-w WARMUP] [--calls] [--funneled] SIZE...
 //
 // Methods (one line per size: bytes, then the combined time per call in us):
 //   imb        two barriers; per call: the call alone timed, then a barrier; per-rank
@@ -19,9 +19,14 @@
 // (MPI_Alloc_mem once for the largest size: IMB), aligned64 (aligned_alloc(64) once),
 // fresh64 (aligned_alloc(64) anew for every size, touched by the first call: collscope).
 // --offset shifts both buffers by that many bytes from where they were placed.
+// --funneled: MPI_Init_thread(MPI_THREAD_FUNNELED) instead of MPI_Init (single), as
+// collscope asks when it runs other threads (a watchdog, GPU libraries).
+// --calls (imb, osu): rank 0's calls of each size besides: their median, the largest, and
+// how many took over 10 times the median (the calls a mean over them cannot shed).
 #include <mpi.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -41,6 +46,7 @@ struct Setup {
   std::size_t offset = 0;
   int iters = 200;
   int warmup = 20;
+  bool calls = false;
   std::vector<std::size_t> sizes;
 };
 
@@ -80,6 +86,8 @@ Setup parse(int argc, char** argv) {
     else if (a == "--offset" && has_value) s.offset = std::strtoull(argv[++i], nullptr, 10);
     else if (a == "-n" && has_value) s.iters = std::atoi(argv[++i]);
     else if (a == "-w" && has_value) s.warmup = std::atoi(argv[++i]);
+    else if (a == "--calls") s.calls = true;
+    else if (a == "--funneled") continue;  // read before MPI_Init_thread
     else if (!a.empty() && a[0] != '-') s.sizes.push_back(std::strtoull(a.c_str(), nullptr, 10));
     else usage("unknown argument '" + a + "'");
   }
@@ -148,16 +156,32 @@ void allreduce(const Buffers& b, std::size_t bytes) {
                 MPI_COMM_WORLD);
 }
 
-// Each call timed alone, a barrier after it (IMB and OSU): the mean over `iters`.
-double separated_calls(const Buffers& b, std::size_t bytes, int iters) {
+// Each call timed alone, a barrier after it (IMB and OSU): the mean over `iters`, each
+// call's time in `each` when given.
+double separated_calls(const Buffers& b, std::size_t bytes, int iters,
+                       std::vector<double>* each = nullptr) {
   double t = 0;
   for (int i = 0; i < iters; ++i) {
-    t -= MPI_Wtime();
+    const double t0 = MPI_Wtime();
     allreduce(b, bytes);
-    t += MPI_Wtime();
+    const double t1 = MPI_Wtime();
+    t += t1 - t0;
+    if (each) each->push_back(t1 - t0);
     MPI_Barrier(MPI_COMM_WORLD);
   }
   return t / iters;
+}
+
+// The median, the largest and the count of calls above 10 times the median, in us.
+std::string describe_calls(std::vector<double> each) {
+  if (each.empty()) return "";
+  std::sort(each.begin(), each.end());
+  const double median = each[each.size() / 2];
+  const auto slow = std::count_if(each.begin(), each.end(), [&](double t) { return t > 10 * median; });
+  char text[128];
+  std::snprintf(text, sizeof text, "  median %.4f  max %.1f  over 10x median: %ld", median * 1e6,
+                each.back() * 1e6, static_cast<long>(slow));
+  return text;
 }
 
 // `iters` calls under one timer, with or without a barrier after each.
@@ -171,17 +195,18 @@ double one_timer(const Buffers& b, std::size_t bytes, int iters, bool sync) {
   return (MPI_Wtime() - t0) / iters;
 }
 
-double time_size(const Setup& s, const Buffers& b, std::size_t bytes, bool first) {
+double time_size(const Setup& s, const Buffers& b, std::size_t bytes, bool first,
+                 std::vector<double>* each) {
   switch (s.method) {
     case Method::imb:
       if (first) separated_calls(b, bytes, s.warmup);
       MPI_Barrier(MPI_COMM_WORLD);
       MPI_Barrier(MPI_COMM_WORLD);
-      return separated_calls(b, bytes, s.iters);
+      return separated_calls(b, bytes, s.iters, each);
     case Method::osu: {
       MPI_Barrier(MPI_COMM_WORLD);
       separated_calls(b, bytes, s.warmup);
-      return separated_calls(b, bytes, s.iters);
+      return separated_calls(b, bytes, s.iters, each);
     }
     case Method::loop:
     case Method::loop_sync:
@@ -201,10 +226,18 @@ double combine(double mine, Combine c, int nranks) {
   return c == Combine::avg ? out / nranks : out;
 }
 
+bool asks_funneled(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--funneled") return true;
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, asks_funneled(argc, argv) ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE,
+                  &provided);
   int rank = 0, nranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
@@ -215,8 +248,10 @@ int main(int argc, char** argv) {
     for (std::size_t bytes : s.sizes) {
       buffers.for_size(bytes);
       if (s.placement == Placement::fresh64) allreduce(buffers, bytes);  // the probe call
-      const double us = combine(time_size(s, buffers, bytes, first), s.combine, nranks) * 1e6;
-      if (rank == 0) std::printf("%zu %.4f\n", bytes, us);
+      std::vector<double> each;
+      const double mine = time_size(s, buffers, bytes, first, s.calls ? &each : nullptr);
+      const double us = combine(mine, s.combine, nranks) * 1e6;
+      if (rank == 0) std::printf("%zu %.4f%s\n", bytes, us, describe_calls(each).c_str());
       first = false;
     }
   }

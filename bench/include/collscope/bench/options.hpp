@@ -82,6 +82,11 @@ struct Options {
   std::string help_text;
 };
 
+// Whether these options make the process run threads besides the main one: the
+// watchdog (--timeout), the GPU libraries' (-m device) or UCX's (-t ucx). Only then is
+// MPI asked for more than MPI_THREAD_SINGLE (mpi_program.hpp).
+bool runs_other_threads(const Options& o);
+
 // "64", "1K", "16M", "1G", "2T" (powers of 1024; an optional trailing B or iB).
 // Throws UsageError for anything else, negatives and overflow included.
 std::size_t parse_size(std::string_view text, std::string_view flag);
