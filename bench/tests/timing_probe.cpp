@@ -4,20 +4,21 @@
 // it is built beside the tests, not into bin/.
 //
 //   mpirun -np 2 timing_probe --method imb|osu|loop|loop-sync [--ranks max|avg|min]
-//          [--buffers page|alloc-mem|aligned64|fresh64] [--offset BYTES] [-n ITERS]
-//          [-w WARMUP] [--calls] [--funneled] SIZE...
+//          [--buffers page|alloc-mem|aligned64|fresh] [--offset BYTES] [-n ITERS]
+//          [-w WARMUP] [--warmup-first] [--calls] [--funneled] SIZE...
 //
 // Methods (one line per size: bytes, then the combined time per call in us):
-//   imb        two barriers; per call: the call alone timed, then a barrier; per-rank
-//              mean; warm-up calls only before the first size
+//   imb        -w calls timed alike and dropped, two barriers; per call: the call alone
+//              timed, then a barrier; per-rank mean
 //   osu        a barrier; per call: the call alone timed, then a barrier; the first -w
 //              calls of every size untimed
 //   loop       a barrier, then -n calls back to back under one timer, / -n; before it,
 //              -w calls each after a barrier (collscope's --timing loop)
 //   loop-sync  as loop, with a barrier after every call inside the timer
+// --warmup-first: the -w calls before the first size only.
 // Buffers: page (posix_memalign to the page, once for the largest size: OSU), alloc-mem
 // (MPI_Alloc_mem once for the largest size: IMB), aligned64 (aligned_alloc(64) once),
-// fresh64 (aligned_alloc(64) anew for every size, touched by the first call: collscope).
+// fresh (a page, anew for every size, touched by the first call: collscope).
 // --offset shifts both buffers by that many bytes from where they were placed.
 // --funneled: MPI_Init_thread(MPI_THREAD_FUNNELED) instead of MPI_Init (single), as
 // collscope asks when it runs other threads (a watchdog, GPU libraries).
@@ -37,7 +38,7 @@ namespace {
 
 enum class Method { imb, osu, loop, loop_sync };
 enum class Combine { max, avg, min };
-enum class Placement { page, alloc_mem, aligned64, fresh64 };
+enum class Placement { page, alloc_mem, aligned64, fresh };
 
 struct Setup {
   Method method = Method::loop;
@@ -46,6 +47,7 @@ struct Setup {
   std::size_t offset = 0;
   int iters = 200;
   int warmup = 20;
+  bool warmup_first = false;
   bool calls = false;
   std::vector<std::size_t> sizes;
 };
@@ -81,12 +83,13 @@ Setup parse(int argc, char** argv) {
       s.placement = pick<Placement>(argv[++i], {{"page", Placement::page},
                                                 {"alloc-mem", Placement::alloc_mem},
                                                 {"aligned64", Placement::aligned64},
-                                                {"fresh64", Placement::fresh64}},
+                                                {"fresh", Placement::fresh}},
                                     "--buffers");
     else if (a == "--offset" && has_value) s.offset = std::strtoull(argv[++i], nullptr, 10);
     else if (a == "-n" && has_value) s.iters = std::atoi(argv[++i]);
     else if (a == "-w" && has_value) s.warmup = std::atoi(argv[++i]);
     else if (a == "--calls") s.calls = true;
+    else if (a == "--warmup-first") s.warmup_first = true;
     else if (a == "--funneled") continue;  // read before MPI_Init_thread
     else if (!a.empty() && a[0] != '-') s.sizes.push_back(std::strtoull(a.c_str(), nullptr, 10));
     else usage("unknown argument '" + a + "'");
@@ -101,11 +104,11 @@ class Buffers {
   explicit Buffers(const Setup& s) : s_(s) {
     std::size_t largest = 0;
     for (std::size_t b : s.sizes) largest = std::max(largest, b);
-    if (s.placement != Placement::fresh64) place(largest);
+    if (s.placement != Placement::fresh) place(largest);
   }
   ~Buffers() { release(); }
   void for_size(std::size_t bytes) {
-    if (s_.placement == Placement::fresh64) {
+    if (s_.placement == Placement::fresh) {
       release();
       place(bytes);
     }
@@ -119,7 +122,7 @@ class Buffers {
     send_ = allocate(total);
     recv_ = allocate(total);
     std::memset(send_, 1, total);
-    if (s_.placement != Placement::fresh64) std::memset(recv_, 0, total);
+    if (s_.placement != Placement::fresh) std::memset(recv_, 0, total);
   }
   char* allocate(std::size_t total) const {
     void* p = nullptr;
@@ -131,8 +134,10 @@ class Buffers {
         MPI_Alloc_mem(static_cast<MPI_Aint>(total), MPI_INFO_NULL, &p);
         break;
       case Placement::aligned64:
-      case Placement::fresh64:
         p = std::aligned_alloc(64, (total + 63) / 64 * 64);
+        break;
+      case Placement::fresh:
+        p = std::aligned_alloc(4096, (total + 4095) / 4096 * 4096);
         break;
     }
     if (!p) usage("out of memory");
@@ -197,20 +202,21 @@ double one_timer(const Buffers& b, std::size_t bytes, int iters, bool sync) {
 
 double time_size(const Setup& s, const Buffers& b, std::size_t bytes, bool first,
                  std::vector<double>* each) {
+  const int warmup = s.warmup_first && !first ? 0 : s.warmup;
   switch (s.method) {
     case Method::imb:
-      if (first) separated_calls(b, bytes, s.warmup);
+      separated_calls(b, bytes, warmup);
       MPI_Barrier(MPI_COMM_WORLD);
       MPI_Barrier(MPI_COMM_WORLD);
       return separated_calls(b, bytes, s.iters, each);
     case Method::osu: {
       MPI_Barrier(MPI_COMM_WORLD);
-      separated_calls(b, bytes, s.warmup);
+      separated_calls(b, bytes, warmup);
       return separated_calls(b, bytes, s.iters, each);
     }
     case Method::loop:
     case Method::loop_sync:
-      for (int i = 0; i < s.warmup; ++i) {
+      for (int i = 0; i < warmup; ++i) {
         MPI_Barrier(MPI_COMM_WORLD);
         allreduce(b, bytes);
       }
@@ -247,7 +253,7 @@ int main(int argc, char** argv) {
     bool first = true;
     for (std::size_t bytes : s.sizes) {
       buffers.for_size(bytes);
-      if (s.placement == Placement::fresh64) allreduce(buffers, bytes);  // the probe call
+      if (s.placement == Placement::fresh) allreduce(buffers, bytes);  // the probe call
       std::vector<double> each;
       const double mine = time_size(s, buffers, bytes, first, s.calls ? &each : nullptr);
       const double us = combine(mine, s.combine, nranks) * 1e6;

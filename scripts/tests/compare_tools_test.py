@@ -70,7 +70,9 @@ def test_parse():
           "per-rank sizes are collscope's bytes / N")
     check(ct.by_bytes(opts, {8: 1.0, 1024: 2.0, 4: 9.0}, [8, 1024], "allgather") == {16: 1.0, 2048: 2.0},
           "a tool's rows keyed by collscope's bytes")
-    check(ct.summary([1.0, 2.0, 4.0]) == (2.0, 75.0), "a cell: median and half the spread in %")
+    check(ct.summary([1.0, 2.0, 4.0, None]) == (2.0, 75.0), "a cell: median and half the spread in %")
+    check(ct.paired_ratio([2.0, 9.0, 3.0, None], [1.0, 3.0, 2.0, 5.0]) == 2.0,
+          "a ratio: the median of each round's ratio (rounds missing a figure left out)")
 
 
 def run_script(args, work):
