@@ -108,7 +108,7 @@ class Runner {
   Executor& executor() { return backend_->executor(); }
   CollArgs make_args(const Case& c) const;
   void call(const CollArgs& a);
-  double slowest(double us);
+  double across_ranks(double us);
   double timed_call(const CollArgs& a);
   double timed_loop(const CollArgs& a);
   std::vector<double> timed_graphs(const CollArgs& a, int replays);
@@ -286,11 +286,12 @@ void Runner::call(const CollArgs& a) {
   executor().synchronize();
 }
 
-// The slowest rank's time.
-double Runner::slowest(double us) {
+// Every rank's time, combined as --ranks says (the same value on every rank).
+double Runner::across_ranks(double us) {
   program::WatchedSection w("time exchange");
-  MPI_Allreduce(MPI_IN_PLACE, &us, 1, MPI_DOUBLE, MPI_MAX, ctrl_);
-  return us;
+  std::vector<double> all(static_cast<std::size_t>(nranks_));
+  MPI_Allgather(&us, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, ctrl_);
+  return combine_ranks(all, opts_.ranks);
 }
 
 double elapsed_us(std::chrono::steady_clock::time_point t0) {
@@ -302,7 +303,7 @@ double Runner::timed_call(const CollArgs& a) {
   barrier();
   const auto t0 = std::chrono::steady_clock::now();
   call(a);
-  return slowest(elapsed_us(t0));
+  return across_ranks(elapsed_us(t0));
 }
 
 // --timing loop: -n calls back to back after one barrier (each completed before the
@@ -315,7 +316,7 @@ double Runner::timed_loop(const CollArgs& a) {
     if (opts_.blocking) executor().synchronize();
   }
   executor().synchronize();
-  return slowest(elapsed_us(t0) / opts_.iters);
+  return across_ranks(elapsed_us(t0) / opts_.iters);
 }
 
 // --graph N: N calls captured in a CUDA graph; each replay after a barrier, timed to its
@@ -341,7 +342,7 @@ std::vector<double> Runner::timed_graphs(const CollArgs& a, int replays) {
       const auto t0 = std::chrono::steady_clock::now();
       rt.launch(graphs[i % 2], s);
       executor().synchronize();
-      out.push_back(slowest(elapsed_us(t0) / opts_.graph_calls));
+      out.push_back(across_ranks(elapsed_us(t0) / opts_.graph_calls));
     }
   } catch (...) {
     destroy();
@@ -365,7 +366,7 @@ void Runner::time_case(Measurement& m, const CollArgs& a, benchmark::State& stat
     return;
   }
   for (int i = 0; i < opts_.warmup; ++i) timed_call(a);
-  if (opts_.timing == "loop") {
+  if (opts_.timing == Timing::loop) {
     const double us = timed_loop(a);
     for (auto _ : state) state.SetIterationTime(us * 1e-6);
     m.times_us.push_back(us);
@@ -645,7 +646,8 @@ Measurement Runner::measure_with_buffers(const Case& c, benchmark::State& state)
   m.warmup = opts_.warmup;
   m.path = path_;
   if (opts_.memory == MemoryKind::device) m.wait = std::string(wait_policy_name(opts_.wait));
-  m.timing = opts_.graph_calls > 0 ? "graph" : opts_.timing;
+  m.timing = opts_.graph_calls > 0 ? "graph" : std::string(timing_name(opts_.timing));
+  m.ranks = std::string(rank_combine_name(opts_.ranks));
   if (opts_.transport == "nccl") m.nccl_version = nccl_runtime_version();
   m.graph_calls = opts_.graph_calls;
   m.blocking = opts_.blocking;
@@ -838,14 +840,26 @@ results::RunAttributes run_attributes(const Runner& runner, const Options& opts,
 int benchmark_main(std::string_view collective, std::string_view algorithm, int argc,
                    char** argv) {
   const std::string name = std::string(collective) + "_" + std::string(algorithm);
+  // The options come first: they decide MPI's thread level and whether the library
+  // counts its traffic (--vendor-volume, read at MPI_Init). A bad command line is
+  // reported once MPI runs, by rank 0.
   const std::string_view library = algorithm == "mpi" || algorithm == "nccl" ? algorithm : "";
-  // --vendor-volume: read at MPI_Init, so asked for before it.
-  if (vendor_volume_wanted(argc, argv)) request_mpi_monitoring();
+  std::optional<Options> parsed;
+  std::string bad_command_line;
+  try {
+    parsed = parse_options(argc, argv, name, library);
+  } catch (const UsageError& e) {
+    bad_command_line = e.what();
+  }
+  const auto threads = parsed && runs_other_threads(*parsed) ? program::MpiThreads::funneled
+                                                             : program::MpiThreads::single;
+  if (parsed && parsed->vendor_volume) request_mpi_monitoring();
   return program::run_mpi_program(name, argc, argv, [&](int rank, int nranks) {
     const Algorithm* algo = find_algorithm(collective, algorithm);
     const CollectiveInfo* coll = find_collective(collective);
     if (!algo || !coll) throw UsageError("no algorithm " + name + " in this build");
-    Options opts = parse_options(argc, argv, name, library);
+    if (!parsed) throw UsageError(bad_command_line);
+    Options opts = *parsed;
     if (opts.show_help) {
       if (rank == 0) std::cout << opts.help_text;
       return static_cast<int>(kExitOk);
@@ -869,7 +883,7 @@ int benchmark_main(std::string_view collective, std::string_view algorithm, int 
       h5 = results::open_results_on_root(opts.output_path, run_attributes(runner, opts, argc, argv),
                                          MPI_COMM_WORLD);
     return run_or_abort(runner, cases, h5.get(), name, rank);
-  });
+  }, threads);
 }
 
 }  // namespace collscope::bench

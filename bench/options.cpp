@@ -3,7 +3,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cctype>
+#include <numeric>
 #include <limits>
 
 #include "collscope/errors.hpp"
@@ -33,6 +35,18 @@ std::vector<ReduceOp> parse_ops(const std::string& text) {
   if (text == "all") return {std::begin(kAllReduceOps), std::end(kAllReduceOps)};
   if (auto op = parse_op(text)) return {*op};
   throw UsageError("unknown op '" + text + "' (expected one of: sum prod max min avg all)");
+}
+
+Timing parse_timing(const std::string& text) {
+  for (Timing t : {Timing::call, Timing::loop})
+    if (text == timing_name(t)) return t;
+  throw UsageError("--timing must be call or loop, got '" + text + "'");
+}
+
+RankCombine parse_rank_combine(const std::string& text) {
+  for (RankCombine r : {RankCombine::max, RankCombine::avg, RankCombine::min})
+    if (text == rank_combine_name(r)) return r;
+  throw UsageError("--ranks must be max, avg or min, got '" + text + "'");
 }
 
 void check_positive(int value, const char* flag, int min) {
@@ -68,6 +82,30 @@ void validate(const Options& o) {
 }
 
 }  // namespace
+
+std::string_view timing_name(Timing t) { return t == Timing::loop ? "loop" : "call"; }
+
+std::string_view rank_combine_name(RankCombine r) {
+  switch (r) {
+    case RankCombine::max: return "max";
+    case RankCombine::avg: return "avg";
+    case RankCombine::min: return "min";
+  }
+  return "?";
+}
+
+double combine_ranks(std::span<const double> times, RankCombine how) {
+  switch (how) {
+    case RankCombine::max: return *std::max_element(times.begin(), times.end());
+    case RankCombine::min: return *std::min_element(times.begin(), times.end());
+    case RankCombine::avg: break;
+  }
+  return std::accumulate(times.begin(), times.end(), 0.0) / static_cast<double>(times.size());
+}
+
+bool runs_other_threads(const Options& o) {
+  return o.timeout_s > 0 || o.memory == MemoryKind::device || o.transport != "mpi";
+}
 
 void validate_common_options(const Options& o) {
   if (o.min_bytes > o.max_bytes)
@@ -134,8 +172,6 @@ void validate_device_options(const Options& o) {
   const bool ipc = device && o.path == "ipc";
   if ((o.ipc_copy_given || !o.fuse) && !ipc)
     throw UsageError("--ipc-copy and --no-fuse apply to -m device --path ipc");
-  if (o.timing != "call" && o.timing != "loop")
-    throw UsageError("--timing must be call or loop, got '" + o.timing + "'");
   if (o.graph_calls < 0) throw UsageError("--graph must be at least 1 (calls per graph)");
   if (o.graph_calls > 0) {
     if (o.transport != "nccl" && !ipc)
@@ -143,7 +179,7 @@ void validate_device_options(const Options& o) {
                        "-t nccl or --path ipc (the staged and cuda_aware paths wait for the GPU "
                        "inside a call)");
     if (o.blocking) throw UsageError("--graph and --blocking exclude each other");
-    if (o.timing == "loop") throw UsageError("--graph times its replays: drop --timing loop");
+    if (o.timing == Timing::loop) throw UsageError("--graph times its replays: drop --timing loop");
   }
 }
 
@@ -192,15 +228,6 @@ std::size_t parse_size(std::string_view text, std::string_view flag) {
   return value << shift;
 }
 
-bool vendor_volume_wanted(int argc, const char* const* argv) {
-  bool wanted = false;
-  for (int i = 1; i < argc; ++i) {
-    if (std::string_view(argv[i]) == "--vendor-volume") wanted = true;
-    if (std::string_view(argv[i]) == "--no-vendor-volume") wanted = false;
-  }
-  return wanted;
-}
-
 std::vector<std::size_t> sweep_sizes(const Options& o) {
   std::vector<std::size_t> sizes;
   std::size_t s = o.min_bytes;
@@ -224,6 +251,7 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   std::string min_b = "64", max_b = "16M", seg = "1M", scratch = "8G";
   std::string dtype = "float", op = "sum", memory = nccl_binary ? "device" : "host";
   std::string device_map, stage_chunk = "1M", wait = "spin", ipc_copy = "auto";
+  std::string timing = "call", ranks = "max";
   int check = 1;
   app.add_option("-b,--min-bytes", min_b, "smallest message size (64, 1K, 16M, 1G)");
   app.add_option("-e,--max-bytes", max_b, "largest message size");
@@ -243,8 +271,10 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
                  "local rank modulo the node's GPUs)");
   app.add_option("--stage-chunk", stage_chunk, "chunk of the staged path (default 1M)");
   add_device_wait_options(app, wait, ipc_copy, o.fuse);
-  app.add_option("--timing", o.timing, "call (one call after a barrier, the default) or loop "
+  app.add_option("--timing", timing, "call (one call after a barrier, the default) or loop "
                  "(-n calls back to back, their average)");
+  app.add_option("--ranks", ranks, "how the ranks' times combine: max (the slowest rank, the "
+                 "default), avg or min (nccl-tests' -a)");
   app.add_option("--graph", o.graph_calls, "capture N calls in a CUDA graph and time its replays "
                  "(-t nccl, --path ipc)");
   app.add_flag("--blocking", o.blocking, "complete each call before issuing the next");
@@ -285,6 +315,8 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   o.stage_chunk = parse_size(stage_chunk, "--stage-chunk");
   o.stage_chunk_given = app.count("--stage-chunk") > 0;
   apply_device_wait_options(app, wait, ipc_copy, o);
+  o.timing = parse_timing(timing);
+  o.ranks = parse_rank_combine(ranks);
   validate(o);
   validate_vendor_volume(o, library_default,
                          app.count("--vendor-volume") + app.count("--no-vendor-volume") > 0);

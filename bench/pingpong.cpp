@@ -207,12 +207,6 @@ std::vector<Pair> pairs_to_measure(const PingpongOptions& p, int nranks) {
 
 // ---- small helpers -------------------------------------------------------------------
 
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // The payload of a size: a function of (size, byte index) only, so both ranks know it.
 void fill_pattern(std::vector<std::byte>& buf) {
   const std::uint64_t seed = splitmix64(buf.size());
@@ -421,15 +415,13 @@ double PingPong::round_trip(Comm& c, bool initiator, int peer, const char* phase
   args.dtype = DataType::uint8;
   Plan plan(rank_, nranks_, args, {});
   Steps steps = round_trip_steps(plan, initiator, peer, phase);
-  progress().call_started_ns.store(now_ns(), std::memory_order_relaxed);
-  progress().collective.store("pingpong", std::memory_order_relaxed);
-  progress().algorithm.store("pingpong", std::memory_order_relaxed);
+  begin_call(progress(), "pingpong", "pingpong");
   const std::uint32_t seq = c.next_seq();
   const auto t0 = std::chrono::steady_clock::now();
   executor().run(plan, steps, {payload(), landing()}, seq);
   executor().synchronize();  // a device call is done when its stream is
   const auto t1 = std::chrono::steady_clock::now();
-  progress().call_started_ns.store(0, std::memory_order_relaxed);
+  end_call(progress());
   return std::chrono::duration<double, std::micro>(t1 - t0).count() / 2;
 }
 
@@ -565,15 +557,13 @@ double PingPong::ring_call(int to, int from, const char* phase) {
   args.dtype = DataType::uint8;
   Plan plan(rank_, nranks_, args, {});
   Steps steps = ring_step_steps(plan, to, from, phase);
-  progress().call_started_ns.store(now_ns(), std::memory_order_relaxed);
-  progress().collective.store("pingpong", std::memory_order_relaxed);
-  progress().algorithm.store("ring", std::memory_order_relaxed);
+  begin_call(progress(), "pingpong", "ring");
   const std::uint32_t seq = ring_comm_->next_seq();
   const auto t0 = std::chrono::steady_clock::now();
   executor().run(plan, steps, {payload(), landing()}, seq);
   executor().synchronize();  // a device call is done when its stream is
   const auto t1 = std::chrono::steady_clock::now();
-  progress().call_started_ns.store(0, std::memory_order_relaxed);
+  end_call(progress());
   return std::chrono::duration<double, std::micro>(t1 - t0).count();
 }
 

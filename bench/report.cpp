@@ -134,6 +134,7 @@ nlohmann::json to_json(const Measurement& m) {
   j["path"] = m.path;
   j["wait"] = m.wait;
   j["timing"] = m.timing;
+  j["ranks"] = m.ranks;
   j["graph_calls"] = m.graph_calls;
   j["blocking"] = m.blocking;
   j["vendor_call"] = m.vendor_call;

@@ -14,7 +14,7 @@ collective table's segment_bytes, seed, max_scratch_bytes columns, the theory's
 intra-/inter-node split per rank and its traffic matrix (pool theory_traffic_bytes).
 Version 3 added the collective table's `wait` column and, per rank, the bytes the ipc
 path reduced straight from a peer's memory (reduced_from_peer_bytes, with its theory).
-Version 4 added the collective table's volume_source, volume_witness and, for vendor
+Version 4 added the collective table's `ranks`, volume_source, volume_witness and, for vendor
 rows, vendor_algorithm, vendor_algorithm_closest and vendor_algorithm_off_bytes/_msgs.
 """
 import os

@@ -21,9 +21,11 @@ bool parse_command_line(CLI::App& app, int argc, const char* const* argv, std::s
 }
 
 int run_mpi_program(std::string_view program, int argc, char** argv,
-                    const std::function<int(int rank, int nranks)>& body) {
+                    const std::function<int(int rank, int nranks)>& body, MpiThreads threads) {
   int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Init_thread(&argc, &argv,
+                  threads == MpiThreads::single ? MPI_THREAD_SINGLE : MPI_THREAD_FUNNELED,
+                  &provided);
   int rank = 0, nranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);

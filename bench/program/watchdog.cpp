@@ -18,6 +18,31 @@ std::string describe_wait(const Progress& p) {
          " rank " + std::to_string(peer);
 }
 
+// The call under way, as the watchdog last saw it: its number and since when (this
+// thread's clock) it has seen that number.
+struct SeenCall {
+  bool inside = false;
+  std::uint64_t number = 0;
+  std::int64_t since_ns = 0;
+
+  // How long the call now under way has been seen under way (0 outside a call).
+  std::int64_t stuck_ns(const Progress& p) {
+    const bool in = p.in_call.load(std::memory_order_relaxed);
+    const std::uint64_t n = p.calls_begun.load(std::memory_order_relaxed);
+    const std::int64_t now = now_ns();
+    if (!in) {
+      inside = false;
+      return 0;
+    }
+    if (!inside || n != number) {
+      inside = true;
+      number = n;
+      since_ns = now;
+    }
+    return now - since_ns;
+  }
+};
+
 }  // namespace
 
 Watchdog::Watchdog(double timeout_s, int rank, std::string program)
@@ -32,6 +57,7 @@ Watchdog::~Watchdog() {
 
 void Watchdog::loop() {
   const auto limit_ns = static_cast<std::int64_t>(timeout_s_ * 1e9);
+  SeenCall seen;
   while (!stop_) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     // A library working on its own (NCCL) fails without returning: its error is polled.
@@ -42,8 +68,7 @@ void Watchdog::loop() {
       _exit(kExitRuntime);
     }
     const Progress& p = progress();
-    const std::int64_t start = p.call_started_ns.load(std::memory_order_relaxed);
-    if (start == 0 || now_ns() - start <= limit_ns) continue;
+    if (seen.stuck_ns(p) <= limit_ns) continue;
     std::fprintf(stderr,
                  "%s: timeout: rank %d stuck for more than %.1f s in %s/%s, phase %s step %d, %s\n",
                  program_.c_str(), rank_, timeout_s_, p.collective.load(), p.algorithm.load(),
@@ -56,13 +81,11 @@ void Watchdog::loop() {
 
 WatchedSection::WatchedSection(const char* what) {
   Progress& p = progress();
-  p.collective.store("harness", std::memory_order_relaxed);
-  p.algorithm.store(what, std::memory_order_relaxed);
+  begin_call(p, "harness", what);
   p.phase.store("sync", std::memory_order_relaxed);
   p.step.store(0, std::memory_order_relaxed);
-  p.call_started_ns.store(now_ns(), std::memory_order_relaxed);
 }
 
-WatchedSection::~WatchedSection() { progress().call_started_ns.store(0, std::memory_order_relaxed); }
+WatchedSection::~WatchedSection() { end_call(progress()); }
 
 }  // namespace collscope::program

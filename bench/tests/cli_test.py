@@ -51,6 +51,8 @@ BAD_INPUT = [  # (binary, args, message pattern)
     ("allreduce_ring", ["-d", "int32", "-o", "avg"], r"op 'avg' is not defined for dtype 'int32'"),
     ("allreduce_ring", ["-c", "2"], r"--check must be 0 or 1"),
     ("allreduce_ring", ["--format", "xml"], r"--format must be table or jsonl"),
+    ("allreduce_ring", ["--timing", "graph"], r"--timing must be call or loop, got 'graph'"),
+    ("allreduce_mpi", ["--ranks", "median"], r"--ranks must be max, avg or min, got 'median'"),
     ("allreduce_ring", ["-t", "carrier-pigeon"], r"unknown transport"),
     ("allreduce_ring", ["-m", "gpu"], r"--memory must be host or device"),
     ("allreduce_ring", ["--segment", "0"], r"--segment must be at least 1"),
@@ -244,8 +246,17 @@ def test_jsonl():
             else:
                 check(True, f"{algo}: every row exact, volume equal to theory, per-rank arrays")
         code, out, _ = run("allreduce_ring", ["-b", "1K", "-e", "1K", "--format", "jsonl"], np=2)
-        check(code == 0 and json.loads(out.splitlines()[0])["busbw_gbps"] >= 0,
-              "--format jsonl prints JSON lines on stdout")
+        row = json.loads(out.splitlines()[0]) if code == 0 else {}
+        check(row.get("busbw_gbps", -1) >= 0, "--format jsonl prints JSON lines on stdout")
+        check(row.get("timing") == "call" and row.get("ranks") == "max",
+              f"the defaults recorded: timing call, ranks max ({row.get('timing')}, {row.get('ranks')})")
+        for how in ("avg", "min"):
+            code, out, _ = run("allreduce_mpi", ["-b", "1K", "-e", "1K", "-n", "4", "--timing", "loop",
+                                                 "--ranks", how, "--format", "jsonl"], np=2)
+            row = json.loads(out.splitlines()[0]) if code == 0 else {}
+            check(row.get("ranks") == how and row.get("timing") == "loop"
+                  and len(row.get("times_us", [])) == 1,
+                  f"--timing loop --ranks {how}: recorded, one timed value ({code}, {row.get('ranks')})")
         code, out, _ = run("allreduce_mpi", ["-b", "1K", "-e", "1K", "--format", "jsonl"], np=2)
         r = json.loads(out.splitlines()[0]) if code == 0 else {}
         check(r.get("volume") == "n/a" and r.get("sent_bytes", 0) is None

@@ -22,6 +22,38 @@ TEST(Options, SizesWithSuffixes) {
     EXPECT_THROW(parse_size(bad, "-b"), UsageError) << bad;
 }
 
+TEST(Options, TimingAndRanksParseIntoEnums) {
+  const Options defaults = parse({});
+  EXPECT_EQ(defaults.timing, Timing::call);
+  EXPECT_EQ(defaults.ranks, RankCombine::max);
+  EXPECT_EQ(parse({"--timing", "loop"}).timing, Timing::loop);
+  EXPECT_EQ(parse({"--ranks", "avg"}).ranks, RankCombine::avg);
+  EXPECT_EQ(parse({"--ranks", "min"}).ranks, RankCombine::min);
+  EXPECT_EQ(parse({"--ranks", "max"}).ranks, RankCombine::max);
+  for (const char* bad : {"mean", "MAX", ""}) EXPECT_THROW(parse({"--ranks", bad}), UsageError) << bad;
+  EXPECT_THROW(parse({"--timing", "graph"}), UsageError);
+  EXPECT_EQ(rank_combine_name(RankCombine::avg), "avg");
+  EXPECT_EQ(timing_name(Timing::loop), "loop");
+}
+
+TEST(Options, RanksCombineAsNcclTestsDo) {
+  const std::vector<double> times{3.0, 1.0, 2.0, 6.0};
+  EXPECT_DOUBLE_EQ(combine_ranks(times, RankCombine::max), 6.0);
+  EXPECT_DOUBLE_EQ(combine_ranks(times, RankCombine::min), 1.0);
+  EXPECT_DOUBLE_EQ(combine_ranks(times, RankCombine::avg), 3.0);
+  const std::vector<double> one{2.5};
+  for (RankCombine how : {RankCombine::max, RankCombine::avg, RankCombine::min})
+    EXPECT_DOUBLE_EQ(combine_ranks(one, how), 2.5);
+}
+
+TEST(Options, OtherThreadsOnlyWithAWatchdogAGpuOrUcx) {
+  EXPECT_FALSE(runs_other_threads(parse({})));
+  EXPECT_FALSE(runs_other_threads(parse({"--timing", "loop", "--ranks", "avg"})));
+  EXPECT_TRUE(runs_other_threads(parse({"--timeout", "5"})));
+  EXPECT_TRUE(runs_other_threads(parse({"-m", "device"})));
+  EXPECT_TRUE(runs_other_threads(parse({"-t", "ucx"})));
+}
+
 TEST(Options, SweepIncludesBothEnds) {
   Options o;
   o.min_bytes = 1000;

@@ -1,4 +1,3 @@
-#include <chrono>
 #include <string>
 #include <vector>
 
@@ -150,33 +149,40 @@ std::uint64_t planned_consumed_bytes(const Algorithm& algo, int rank, int nranks
   return bytes;
 }
 
-void run_collective(Comm& comm, const Algorithm& algo, const CollArgs& args) {
-  Progress& p = progress();
-  p.call_started_ns.store(now_ns(), std::memory_order_relaxed);
-  p.collective.store(algo.collective_name().data(), std::memory_order_relaxed);
-  p.algorithm.store(algo.name.data(), std::memory_order_relaxed);
-  const std::uint32_t seq = comm.next_seq();
+namespace {
+
+// The same call as one the executor kept is replayed; else made and run (and kept).
+void run_schedule(Comm& comm, const Algorithm& algo, const CollArgs& args, std::uint32_t seq) {
   Plan plan = make_plan(algo, comm.rank(), comm.size(), args);
   const CallBuffers buffers{args.sendbuf, args.recvbuf};
-  if (algo.schedule) {
-    // The same call as one the executor kept is replayed; else made and run (and kept).
-    const CallKey key = CallKey::of(&algo, plan);
-    if (comm.executor().replay(key, buffers, seq)) {
-      Comm::step("done", 0);
-      p.call_started_ns.store(0, std::memory_order_relaxed);
-      return;
-    }
-    Steps steps = schedule_of(algo, plan);
-    comm.executor().run(plan, steps, buffers, seq, &key);
-  } else {
-    algo.vendor->run(comm, as_sum(args));
-    if (args.op == ReduceOp::avg) {
-      Steps steps = division_only(plan, held_bytes(algo, plan));
-      comm.executor().run(plan, steps, buffers, seq);
-    }
-  }
+  const CallKey key = CallKey::of(&algo, plan);
+  if (comm.executor().replay(key, buffers, seq)) return;
+  Steps steps = schedule_of(algo, plan);
+  comm.executor().run(plan, steps, buffers, seq, &key);
+}
+
+// The library's call; avg is reduced as sum, then divided through the executor (the
+// only case that needs a plan).
+void run_vendor(Comm& comm, const Algorithm& algo, const CollArgs& args, std::uint32_t seq) {
+  if (args.op != ReduceOp::avg) return algo.vendor->run(comm, args);
+  algo.vendor->run(comm, as_sum(args));
+  Plan plan = make_plan(algo, comm.rank(), comm.size(), args);
+  Steps steps = division_only(plan, held_bytes(algo, plan));
+  comm.executor().run(plan, steps, {args.sendbuf, args.recvbuf}, seq);
+}
+
+}  // namespace
+
+// The watchdog's marks (progress.hpp) are a few stores around the call: nothing else is
+// added to a call, so a loop of calls times the call (docs/timing.md).
+void run_collective(Comm& comm, const Algorithm& algo, const CollArgs& args) {
+  Progress& p = progress();
+  begin_call(p, algo.collective_name().data(), algo.name.data());
+  const std::uint32_t seq = comm.next_seq();
+  if (algo.schedule) run_schedule(comm, algo, args, seq);
+  else run_vendor(comm, algo, args, seq);
   Comm::step("done", 0);
-  p.call_started_ns.store(0, std::memory_order_relaxed);
+  end_call(p);
 }
 
 }  // namespace collscope

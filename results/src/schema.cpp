@@ -91,8 +91,8 @@ namespace {
 // traffic matrix with its intra- and inter-node split, and the device columns (path,
 // timing mode, what a vendor ran, the device paths' copies with their theory). Version 3
 // added how the host waited (`wait`) and the bytes the ipc path reduced in a peer's
-// memory instead of copying them.
-// Version 4 added where the measured volume comes from (the executor's counter or the
+// memory instead of copying them. Version 4 added how the ranks' times were combined
+// (`ranks`), where the measured volume comes from (the executor's counter or the
 // MPI library's own count), its second witness, and for vendor rows the hand-written
 // algorithm their traffic identifies.
 TableSpec make_collective_table(int version) {
@@ -119,7 +119,7 @@ TableSpec make_collective_table(int version) {
                                    {"nccl_version", Kind::text, 32, M::absent}});
   if (v3) scalars.push_back({"wait", Kind::text, 8});
   if (version >= 4)
-    scalars.insert(scalars.end(), {{"volume_source", Kind::text, 128}, {"volume_witness", Kind::text, 32},
+    scalars.insert(scalars.end(), {{"ranks", Kind::text, 8}, {"volume_source", Kind::text, 128}, {"volume_witness", Kind::text, 32},
                                    {"vendor_algorithm", Kind::text, 256},
                                    {"vendor_algorithm_closest", Kind::text, 64},
                                    {"vendor_algorithm_off_bytes", Kind::i64, 0, M::null},

@@ -239,6 +239,7 @@ TEST_F(ResultsFileTest, Version2FilesAreReadWithoutTheNewColumnsButNotAppendedTo
   EXPECT_FALSE(ipc.contains("reduced_from_peer_bytes"));  // version 3's
   EXPECT_FALSE(ipc.contains("wait"));
   EXPECT_FALSE(ipc.contains("volume_source"));  // version 4's
+  EXPECT_FALSE(ipc.contains("ranks"));
 
   std::filesystem::copy_file(v2, path("old.h5"));
   const std::string before = contents(path("old.h5"));
@@ -266,6 +267,7 @@ TEST_F(ResultsFileTest, Version3FilesAreReadWithoutTheNewColumnsButNotAppendedTo
   EXPECT_EQ(vendor["volume"], "n/a");
   EXPECT_FALSE(vendor.contains("volume_source"));  // version 4's
   EXPECT_FALSE(vendor.contains("vendor_algorithm"));
+  EXPECT_FALSE(vendor.contains("ranks"));
 
   std::filesystem::copy_file(v3, path("old3.h5"));
   const std::string before = contents(path("old3.h5"));

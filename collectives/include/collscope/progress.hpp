@@ -1,6 +1,9 @@
 // What this process is doing right now, for the watchdog (--timeout): which collective
 // and algorithm, which phase and step, and which peer a wait is blocked on.
 // Plain relaxed atomics: the hot path pays a few stores, the watchdog thread reads them.
+// A call is marked by a number, not a clock: a clock read costs as much as a few percent
+// of an 8-byte call, which a timed loop would count in every call (docs/timing.md); the
+// watchdog times a call from when it first sees its number.
 #pragma once
 
 #include <atomic>
@@ -17,11 +20,22 @@ struct Progress {
   std::atomic<int> step{-1};
   std::atomic<int> wait_peer{-1};       // -1: not inside a wait
   std::atomic<bool> wait_is_recv{false};
-  std::atomic<std::int64_t> call_started_ns{0};  // 0: not inside a collective call
+  std::atomic<std::uint64_t> calls_begun{0};  // watched calls begun so far
+  std::atomic<bool> in_call{false};           // inside a watched call
 };
 
 // The process-wide instance (one communicator stack per process).
 Progress& progress();
+
+// The start and the end of one watched call (a collective, a harness section, a round
+// trip): a few stores, no clock. Only the calling thread writes these fields.
+inline void begin_call(Progress& p, const char* collective, const char* algorithm) {
+  p.collective.store(collective, std::memory_order_relaxed);
+  p.algorithm.store(algorithm, std::memory_order_relaxed);
+  p.calls_begun.store(p.calls_begun.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  p.in_call.store(true, std::memory_order_relaxed);
+}
+inline void end_call(Progress& p) { p.in_call.store(false, std::memory_order_relaxed); }
 
 // What the watchdog may do besides reporting, for a library that works on its own (an
 // NCCL communicator): poll its asynchronous error, and abort its work in flight before

@@ -34,6 +34,7 @@ struct Measurement {
   std::string path = "host";
   std::string wait;  // device memory: how the host waited (spin, yield, block); "" on host
   std::string timing = "call";
+  std::string ranks = "max";  // how the ranks' times combined: max, avg or min (--ranks)
   int graph_calls = 0;
   bool blocking = false;
   std::string vendor_call;  // a vendor row: what the library ran ("ncclAlltoAll", ...)
@@ -41,7 +42,7 @@ struct Measurement {
   // Device memory: each rank's GPU as a JSON object (name, uuid, pci_bus_id, ...).
   std::vector<std::string> gpus;
 
-  std::vector<double> times_us;  // per iteration: the slowest rank's time
+  std::vector<double> times_us;  // per iteration: the ranks' times combined (ranks)
   double time_us = 0, time_us_min = 0, time_us_max = 0;  // median, min, max
   double algbw_gbps = 0, busbw_gbps = 0;
 

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,17 @@ class App;
 }
 
 namespace collscope::bench {
+
+// How a row is timed (--timing): each call after a barrier, or -n calls back to back.
+enum class Timing { call, loop };
+// How the ranks' times of one timed value combine (--ranks, nccl-tests' -a): the slowest
+// rank's (the default), their average (IMB's t_avg, OSU's average) or the fastest rank's.
+enum class RankCombine { max, avg, min };
+
+std::string_view timing_name(Timing t);
+std::string_view rank_combine_name(RankCombine r);
+// The ranks' times combined; `times` holds one value per rank and is not empty.
+double combine_ranks(std::span<const double> times, RankCombine how);
 
 struct Options {
   std::size_t min_bytes = 64;
@@ -46,12 +58,13 @@ struct Options {
   IpcCopy ipc_copy = IpcCopy::automatic;
   bool ipc_copy_given = false;
   bool fuse = true;
-  // How a row is timed: "call" (one call at a time after a barrier, the slowest rank's
-  // time; the default) or "loop" (-n calls back to back, their average, as nccl-tests,
-  // OSU and IMB time; collscope takes the slowest rank's average, where nccl-tests
-  // averages over ranks by default). graph_calls > 0: N calls captured in a CUDA graph,
-  // replayed per timed iteration. blocking: each call completes before the next is issued.
-  std::string timing = "call";
+  // How a row is timed: call (one call at a time after a barrier; the default) or loop
+  // (-n calls back to back, their average, as nccl-tests times; docs/timing.md sets it
+  // beside IMB and OSU). ranks: how the ranks' times combine (the slowest rank's by
+  // default; nccl-tests averages them). graph_calls > 0: N calls captured in a CUDA
+  // graph, replayed per timed iteration. blocking: each call completes before the next.
+  Timing timing = Timing::call;
+  RankCombine ranks = RankCombine::max;
   int graph_calls = 0;
   bool blocking = false;
   std::string format = "table";
@@ -76,9 +89,10 @@ struct Options {
   std::string help_text;
 };
 
-// Whether --vendor-volume is given (--no-vendor-volume after it takes it back), read
-// before MPI_Init: the library reads its monitoring switch there.
-bool vendor_volume_wanted(int argc, const char* const* argv);
+// Whether these options make the process run threads besides the main one: the
+// watchdog (--timeout), the GPU libraries' (-m device) or UCX's (-t ucx). Only then is
+// MPI asked for more than MPI_THREAD_SINGLE (mpi_program.hpp).
+bool runs_other_threads(const Options& o);
 
 // "64", "1K", "16M", "1G", "2T" (powers of 1024; an optional trailing B or iB).
 // Throws UsageError for anything else, negatives and overflow included.
