@@ -22,33 +22,35 @@ bool bind(void* handle, F& fn, const char* name) {
   return fn != nullptr;
 }
 
-// The first of the names that loads, with dlerror()'s text of the last failure.
-void* open_first(const std::vector<std::string>& names, std::string& path, std::string& error) {
-  for (const std::string& n : names) {
-    if (void* h = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL)) {
-      path = n;
-      return h;
-    }
-    const char* e = dlerror();
-    error = e ? e : n;
-  }
-  return nullptr;
-}
-
-Opened open_library() {
-  Opened o;
+Opened open_first() {
   const char* env = std::getenv("COLLSCOPE_CUBLAS_LIBRARY");
   const std::vector<std::string> names =
       env && *env ? std::vector<std::string>{env}
                   : std::vector<std::string>{"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
-  std::string error;
-  void* h = open_first(names, o.lib.path, error);
-  if (!h) {
-    o.reason = "cannot load cuBLAS (" + error +
-               "; put libcublas.so.13 on LD_LIBRARY_PATH or name it in COLLSCOPE_CUBLAS_LIBRARY)";
-    return o;
+  Opened o;
+  for (const std::string& n : names) {
+    o.lib = Library();
+    o.reason = open_library(n, o.lib);
+    if (o.reason.empty()) break;
   }
-  Library& l = o.lib;
+  return o;
+}
+
+Opened& opened() {
+  static Opened o = open_first();
+  return o;
+}
+
+}  // namespace
+
+std::string open_library(const std::string& path, Library& l) {
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char* e = dlerror();
+    return "cannot load cuBLAS (" + std::string(e ? e : path) +
+           "; put libcublas.so.13 on LD_LIBRARY_PATH or name it in COLLSCOPE_CUBLAS_LIBRARY)";
+  }
+  l.path = path;
   cublasStatus_t (*get_property)(libraryPropertyType, int*) = nullptr;
   const bool required =
       bind(h, l.Create, "cublasCreate_v2") && bind(h, l.Destroy, "cublasDestroy_v2") &&
@@ -57,24 +59,14 @@ Opened open_library() {
       bind(h, l.GemmStridedBatchedEx, "cublasGemmStridedBatchedEx") &&
       bind(h, l.GetStatusString, "cublasGetStatusString") &&
       bind(h, get_property, "cublasGetProperty");
-  if (!required) {
-    o.reason = "'" + l.path + "' lacks cuBLAS functions the layers need (cuBLAS 12 or later)";
-    return o;
-  }
+  if (!required) return "'" + path + "' lacks cuBLAS functions the layers need (cuBLAS 12 or later)";
   int major = 0, minor = 0, patch = 0;
   get_property(MAJOR_VERSION, &major);
   get_property(MINOR_VERSION, &minor);
   get_property(PATCH_LEVEL, &patch);
   l.version = major * 10000 + minor * 100 + patch;
-  return o;  // the handle stays open for the life of the process
+  return "";  // the handle stays open for the life of the process
 }
-
-Opened& opened() {
-  static Opened o = open_library();
-  return o;
-}
-
-}  // namespace
 
 std::string Library::version_text() const {
   return std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +

@@ -33,7 +33,12 @@ struct Library {
   void check(cublasStatus_t rc, const char* what) const;
 };
 
-// Why cuBLAS cannot be opened, or "" when it can (then library() returns it).
+// Opens the library at `path` (a file or a soname for dlopen) and binds its functions
+// into `lib`; why it cannot, or "" (no handle is made: this works without a GPU).
+std::string open_library(const std::string& path, Library& lib);
+
+// Why cuBLAS cannot be opened, or "" when it can (then library() returns it): the
+// first of libcublas.so.13, .12 and libcublas.so that opens, or COLLSCOPE_CUBLAS_LIBRARY.
 std::string unavailable_reason();
 // Throws UsageError with the reason when it cannot be opened.
 const Library& library();

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 #include "collscope/agree.hpp"
 #include "collscope/errors.hpp"
@@ -316,6 +317,18 @@ LayerRecord LayerRun::blank_record() {
   return r;
 }
 
+// The cores a rank may use for the float64 reference: its node's cores over its node's
+// ranks (the others wait in the gathers meanwhile).
+int cores_per_rank(MPI_Comm comm) {
+  MPI_Comm node;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int local = 1;
+  MPI_Comm_size(node, &local);
+  MPI_Comm_free(&node);
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, cores / std::max(1, local));
+}
+
 // The counted, verified iteration. Backward alone needs forward's activations first.
 void LayerRun::probe(LayerRecord& r) {
   if (!p_.options.passes.forward) {
@@ -331,8 +344,14 @@ void LayerRun::probe(LayerRecord& r) {
   calls_.stop_recording();
   engine_->recycle();
   collect_volume(r);
+  // A device run's shape makes the float64 reference the verification's cost: rank 0
+  // computes it with the cores of its node's ranks (a host run keeps one thread).
+  const bool device = p_.options.memory() == MemoryKind::device;
+  const int threads = device ? cores_per_rank(ctrl_) : 1;
+  if (rank_ == 0) use_blas_threads(threads);
   WatchedSection w("verification");
   r.checks = layer_.verify(ctx_, p_.options.passes);
+  use_one_blas_thread();
 }
 
 // One timed iteration's numbers, each the slowest rank's: the totals, then per call its

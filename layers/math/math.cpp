@@ -90,6 +90,7 @@ void attention_backward_of(const Matrix<T>& q, const Matrix<T>& k, const Matrix<
 }  // namespace
 
 void use_one_blas_thread() { openblas_set_num_threads(1); }
+void use_blas_threads(int n) { openblas_set_num_threads(n); }
 
 float gelu(float x) { return hd::gelu(x); }
 double gelu(double x) { return hd::gelu(x); }
