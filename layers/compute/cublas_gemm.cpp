@@ -24,6 +24,9 @@ int as_int(std::size_t v, const char* what) {
   return static_cast<int>(v);
 }
 
+// cuBLAS wants every leading dimension at least 1, also for an empty view.
+int leading(std::size_t ld, const char* what) { return as_int(ld > 0 ? ld : 1, what); }
+
 cublasOperation_t op_of(Trans t) { return t == Trans::no ? CUBLAS_OP_N : CUBLAS_OP_T; }
 
 class CublasGemm final : public Gemm {
@@ -46,7 +49,7 @@ class CublasGemm final : public Gemm {
     const float alpha = 1.0f, beta = g.beta;
     const int m = as_int(g.n(), "n"), n = as_int(g.m(), "m"), k = as_int(g.k(), "k");
     const cudaDataType ab = cuda_type(g.a.dtype), c = cuda_type(g.c.dtype);
-    const int lda = as_int(g.b.ld, "ldb"), ldb = as_int(g.a.ld, "lda"), ldc = as_int(g.c.ld, "ldc");
+    const int lda = leading(g.b.ld, "ldb"), ldb = leading(g.a.ld, "lda"), ldc = leading(g.c.ld, "ldc");
     if (g.batch == 1) {
       lib_.check(lib_.GemmEx(handle_, op_of(g.tb), op_of(g.ta), m, n, k, &alpha, g.b.data, ab, lda,
                              g.a.data, ab, ldb, &beta, g.c.data, c, ldc, CUBLAS_COMPUTE_32F,

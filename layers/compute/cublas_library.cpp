@@ -26,12 +26,15 @@ Opened open_first() {
   const char* env = std::getenv("COLLSCOPE_CUBLAS_LIBRARY");
   const std::vector<std::string> names =
       env && *env ? std::vector<std::string>{env}
-                  : std::vector<std::string>{"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
+                  : std::vector<std::string>{"libcublas.so.13", "libcublas.so.12", "libcublas.so",
+                                             "/usr/local/cuda/lib64/libcublas.so.13",
+                                             "/usr/local/cuda/lib64/libcublas.so.12"};
   Opened o;
   for (const std::string& n : names) {
     o.lib = Library();
-    o.reason = open_library(n, o.lib);
-    if (o.reason.empty()) break;
+    const std::string why = open_library(n, o.lib);
+    if (why.empty()) return {o.lib, ""};
+    if (o.reason.empty()) o.reason = why;  // the first name's reason says the most
   }
   return o;
 }

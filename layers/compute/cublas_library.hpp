@@ -38,7 +38,8 @@ struct Library {
 std::string open_library(const std::string& path, Library& lib);
 
 // Why cuBLAS cannot be opened, or "" when it can (then library() returns it): the
-// first of libcublas.so.13, .12 and libcublas.so that opens, or COLLSCOPE_CUBLAS_LIBRARY.
+// first of libcublas.so.13, .12, libcublas.so and /usr/local/cuda/lib64's that opens,
+// or the file COLLSCOPE_CUBLAS_LIBRARY names.
 std::string unavailable_reason();
 // Throws UsageError with the reason when it cannot be opened.
 const Library& library();
