@@ -184,37 +184,32 @@ struct CudaLaunch {
 
   // A warp per row for the reductions; any other row body one thread per row.
   template <class Body>
-  static void rows(RowKind, std::size_t rows, std::size_t, const Body& body, device::Stream s) {
+  static void rows(std::size_t rows, const Body& body, device::Stream s) {
     each(rows, body, s);
   }
   template <class O>
-  static void rows(RowKind, std::size_t rows, std::size_t, const bodies::Softmax<O>& b,
-                   device::Stream s) {
+  static void rows(std::size_t rows, const bodies::Softmax<O>& b, device::Stream s) {
     warps(softmax_kernel<O>, b, rows, s);
   }
   template <class O, class P>
-  static void rows(RowKind, std::size_t rows, std::size_t, const bodies::SoftmaxBackward<O, P>& b,
-                   device::Stream s) {
+  static void rows(std::size_t rows, const bodies::SoftmaxBackward<O, P>& b, device::Stream s) {
     warps(softmax_backward_kernel<O, P>, b, rows, s);
   }
   template <class Y, class X, class G>
-  static void rows(RowKind, std::size_t rows, std::size_t, const bodies::LayerNorm<Y, X, G>& b,
-                   device::Stream s) {
+  static void rows(std::size_t rows, const bodies::LayerNorm<Y, X, G>& b, device::Stream s) {
     warps(layernorm_kernel<Y, X, G>, b, rows, s);
   }
   template <class O, class X, class G, class D>
-  static void rows(RowKind, std::size_t rows, std::size_t,
-                   const bodies::LayerNormBackward<O, X, G, D>& b, device::Stream s) {
+  static void rows(std::size_t rows, const bodies::LayerNormBackward<O, X, G, D>& b,
+                   device::Stream s) {
     warps(layernorm_backward_kernel<O, X, G, D>, b, rows, s);
   }
   template <class L>
-  static void rows(RowKind, std::size_t rows, std::size_t, const bodies::RowMax<L>& b,
-                   device::Stream s) {
+  static void rows(std::size_t rows, const bodies::RowMax<L>& b, device::Stream s) {
     warps(row_max_kernel<L>, b, rows, s);
   }
   template <class L>
-  static void rows(RowKind, std::size_t rows, std::size_t, const bodies::RowSumExp<L>& b,
-                   device::Stream s) {
+  static void rows(std::size_t rows, const bodies::RowSumExp<L>& b, device::Stream s) {
     warps(sum_exp_kernel<L>, b, rows, s);
   }
 

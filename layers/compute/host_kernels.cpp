@@ -13,7 +13,7 @@ struct HostLaunch {
     for (std::size_t i = 0; i < n; ++i) body(i);
   }
   template <class Body>
-  static void rows(RowKind, std::size_t rows, std::size_t, const Body& body, device::Stream s) {
+  static void rows(std::size_t rows, const Body& body, device::Stream s) {
     each(rows, body, s);
   }
 };

@@ -3,9 +3,9 @@
 // (kernel_bodies.hpp) to Launch:
 //
 //   Launch::each(n, body, stream)          body(i) for i < n (a loop, or a grid-stride kernel)
-//   Launch::rows(kind, rows, n, body, s)   a row-wise body (softmax, LayerNorm, the
+//   Launch::rows(rows, body, s)            a row-wise body (softmax, LayerNorm, the
 //                                          cross-entropy's max and sum): the host loops
-//                                          over rows; CUDA may run a row per warp
+//                                          over rows; CUDA runs a row per warp
 //
 // Included by host_kernels.cpp and cuda_kernels.cu only.
 #pragma once
@@ -26,9 +26,6 @@ void with_value_type(DataType t, F&& f) {
   throw std::logic_error("layer kernel: values must be float32 or bfloat16, got " +
                          std::string(dtype_name(t)));
 }
-
-// Which row-wise body a Launch::rows call carries (a CUDA launch runs some per warp).
-enum class RowKind { softmax, softmax_backward, layernorm, layernorm_backward, row_max, sum_exp };
 
 template <class Launch>
 class KernelSet final : public Kernels {
@@ -112,7 +109,7 @@ class KernelSet final : public Kernels {
                bool causal, float scale, Stream s) override {
     with_value_type(p.t, [&](auto o) {
       using O = decltype(o);
-      Launch::rows(RowKind::softmax, rows, n,
+      Launch::rows(rows,
                    bodies::Softmax<O>{static_cast<O*>(p.p), scores, n, period, causal, scale}, s);
     });
   }
@@ -123,7 +120,7 @@ class KernelSet final : public Kernels {
       with_value_type(p.t, [&](auto q) {
         using O = decltype(o);
         using P = decltype(q);
-        Launch::rows(RowKind::softmax_backward, rows, n,
+        Launch::rows(rows,
                      bodies::SoftmaxBackward<O, P>{static_cast<O*>(ds.p), dp,
                                                    static_cast<const P*>(p.p), n, scale},
                      s);
@@ -140,7 +137,7 @@ class KernelSet final : public Kernels {
           using Y = decltype(yy);
           using X = decltype(xx);
           using G = decltype(gg);
-          Launch::rows(RowKind::layernorm, rows, h,
+          Launch::rows(rows,
                        bodies::LayerNorm<Y, X, G>{static_cast<Y*>(y.p), mean, rstd,
                                                   static_cast<const X*>(x.p),
                                                   static_cast<const G*>(gamma.p),
@@ -160,7 +157,7 @@ class KernelSet final : public Kernels {
           using O = decltype(o);
           using X = decltype(xx);
           using G = decltype(gg);
-          Launch::rows(RowKind::layernorm_backward, rows, h,
+          Launch::rows(rows,
                        bodies::LayerNormBackward<O, X, G, X>{
                            static_cast<O*>(dx.p), static_cast<const X*>(x.p),
                            static_cast<const G*>(gamma.p), static_cast<const X*>(dy.p), mean,
@@ -217,7 +214,7 @@ class KernelSet final : public Kernels {
   void row_max(float* out, In l, std::size_t rows, std::size_t n, Stream s) override {
     with_value_type(l.t, [&](auto v) {
       using L = decltype(v);
-      Launch::rows(RowKind::row_max, rows, n, bodies::RowMax<L>{out, static_cast<const L*>(l.p), n},
+      Launch::rows(rows, bodies::RowMax<L>{out, static_cast<const L*>(l.p), n},
                    s);
     });
   }
@@ -234,7 +231,7 @@ class KernelSet final : public Kernels {
                    Stream s) override {
     with_value_type(l.t, [&](auto v) {
       using L = decltype(v);
-      Launch::rows(RowKind::sum_exp, rows, n,
+      Launch::rows(rows,
                    bodies::RowSumExp<L>{out, static_cast<const L*>(l.p), max, n}, s);
     });
   }

@@ -343,6 +343,9 @@ void LayerRun::probe(LayerRecord& r) {
   end_pass();
   calls_.stop_recording();
   engine_->recycle();
+  // The executors' scratch found its size in this pass: what they outgrew (and peers
+  // still mapped) goes now, not at the end.
+  calls_.release_freed_buffers();
   collect_volume(r);
   // A device run's shape makes the float64 reference the verification's cost: rank 0
   // computes it with the cores of its node's ranks (a host run keeps one thread).
