@@ -44,6 +44,7 @@
 #include <stdexcept>
 
 #include "collscope/errors.hpp"
+#include "collscope/layers/compute/ops.hpp"
 #include "collscope/layers/framework/gather.hpp"
 #include "collscope/layers/math/data.hpp"
 #include "collscope/layers/math/math.hpp"
@@ -53,9 +54,11 @@ namespace {
 
 constexpr const char* kSchemeNames[] = {"allreduce", "reduce_scatter", "alltoall"};
 
-// Column block i ([rows, w]) of m, packed.
-Tensor packed_column_block(const Tensor& m, std::size_t i, std::size_t w) {
-  return column_block(m, i * w, w);
+// The [rows, w] block at (r0, c0) of `from` copied to (r1, c1) of `to`.
+void copy_block(const Array& from, std::size_t r0, std::size_t c0, Array& to, std::size_t r1,
+                std::size_t c1, std::size_t rows, std::size_t w) {
+  to.engine().kernels().copy2d(to.at(r1, c1), to.cols(), from.at(r0, c0), from.cols(), rows, w,
+                               dtype_size(from.dtype()), to.engine().stream());
 }
 
 }  // namespace
@@ -140,51 +143,50 @@ void TpToSpBlock::setup(LayerContext& ctx, std::string_view weight_name) {
   const BlockSpec rows = scheme_ == TpToSpScheme::alltoall
                              ? BlockSpec{shape_.h, 0, shape_.k, 0, shape_.h}
                              : BlockSpec{shape_.h, t * k, k, 0, shape_.h};
-  w_ = make_block(ctx.seed(), {weight_name}, rows, scale, ctx.storage());
-  dw_ = Tensor();
+  w_ = ops::upload(ctx.engine(), make_block(ctx.seed(), {weight_name}, rows, scale, ctx.storage()),
+                   ctx.storage());
+  dw_ = Array();
 }
 
-Tensor TpToSpBlock::forward(LayerContext& ctx, const Tensor& y_shard) {
+Array TpToSpBlock::forward(LayerContext& ctx, const Array& y_shard) {
   const DataType st = ctx.storage();
   const std::size_t r = shape_.tokens / n(), k = shape_.k / n();
   const std::size_t t = static_cast<std::size_t>(ctx.position(GroupKind::tp).position);
   if (scheme_ != TpToSpScheme::alltoall) {
-    saved_ = y_shard;
-    Tensor zp = matmul(y_shard, Trans::no, w_, Trans::no, st);
+    saved_ = ops::clone(y_shard);
+    Array zp = ops::matmul(y_shard, Trans::no, w_, Trans::no, st);
     if (scheme_ == TpToSpScheme::allreduce) {
-      ctx.calls().allreduce_sum(GroupKind::tp, forward_site(), zp);
-      return row_block(zp, t * r, r);
+      ctx.calls().allreduce(GroupKind::tp, forward_site(), zp);
+      return ops::rows(zp, t * r, r);
     }
-    Tensor z(r, shape_.h);
-    ctx.calls().reduce_scatter(GroupKind::tp, forward_site(), zp.data, z.data);
+    Array z(ctx.engine(), r, shape_.h, st);
+    ctx.calls().reduce_scatter(GroupKind::tp, forward_site(), zp, z);
     return z;
   }
-  Tensor blocks(shape_.tokens, k);  // N blocks [r, k], the one from rank i at rows i r
-  ctx.calls().alltoall(GroupKind::tp, forward_site(), y_shard.data, blocks.data);
-  std::vector<Tensor> parts;
-  for (std::size_t i = 0; i < n(); ++i) parts.push_back(row_block(blocks, i * r, r));
-  saved_ = concat_columns(parts);  // Yh_t [r, K]
-  return matmul(saved_, Trans::no, w_, Trans::no, st);
+  Array blocks(ctx.engine(), shape_.tokens, k, st);  // N blocks [r, k], rank i's at rows i r
+  ctx.calls().alltoall(GroupKind::tp, forward_site(), y_shard, blocks);
+  saved_ = Array(ctx.engine(), r, shape_.k, st);  // Yh_t [r, K]: block i as columns i k
+  for (std::size_t i = 0; i < n(); ++i) copy_block(blocks, i * r, 0, saved_, 0, i * k, r, k);
+  return ops::matmul(saved_, Trans::no, w_, Trans::no, st);
 }
 
-Tensor TpToSpBlock::backward(LayerContext& ctx, const Tensor& dz_shard) {
+Array TpToSpBlock::backward(LayerContext& ctx, const Array& dz_shard) {
   const DataType st = ctx.storage();
   const std::vector<std::string> sites = backward_sites();
   if (scheme_ != TpToSpScheme::alltoall) {
-    Tensor dz(shape_.tokens, shape_.h);
-    ctx.calls().allgather(GroupKind::tp, sites[0], dz_shard.data, dz.data);
-    dw_ = matmul(saved_, Trans::yes, dz, Trans::no, st);
-    return matmul(dz, Trans::no, w_, Trans::yes, st);
+    Array dz(ctx.engine(), shape_.tokens, shape_.h, st);
+    ctx.calls().allgather(GroupKind::tp, sites[0], dz_shard, dz);
+    dw_ = ops::matmul(saved_, Trans::yes, dz, Trans::no, st);
+    return ops::matmul(dz, Trans::no, w_, Trans::yes, st);
   }
-  const std::size_t k = shape_.k / n();
-  const Tensor dyh = matmul(dz_shard, Trans::no, w_, Trans::yes, st);  // [r, K]
-  std::vector<Tensor> parts;
-  for (std::size_t i = 0; i < n(); ++i) parts.push_back(packed_column_block(dyh, i, k));
-  const Tensor send = concat_rows(parts);  // block i = column block i of dYh_t
-  Tensor dy(shape_.tokens, k);
-  ctx.calls().alltoall(GroupKind::tp, sites[0], send.data, dy.data);
-  dw_ = matmul(saved_, Trans::yes, dz_shard, Trans::no, st);
-  ctx.calls().allreduce_sum(GroupKind::tp, sites[1], dw_);
+  const std::size_t r = shape_.tokens / n(), k = shape_.k / n();
+  const Array dyh = ops::matmul(dz_shard, Trans::no, w_, Trans::yes, st);  // [r, K]
+  Array send(ctx.engine(), shape_.tokens, k, st);  // block i = column block i of dYh_t
+  for (std::size_t i = 0; i < n(); ++i) copy_block(dyh, 0, i * k, send, i * r, 0, r, k);
+  Array dy(ctx.engine(), shape_.tokens, k, st);
+  ctx.calls().alltoall(GroupKind::tp, sites[0], send, dy);
+  dw_ = ops::matmul(saved_, Trans::yes, dz_shard, Trans::no, st);
+  ctx.calls().allreduce(GroupKind::tp, sites[1], dw_);
   return dy;
 }
 

@@ -1,28 +1,30 @@
 #include "collscope/layers/framework/collective_calls.hpp"
 
-#include <chrono>
 #include <cstdlib>
 #include <limits>
 #include <stdexcept>
 
 #include "collscope/errors.hpp"
 #include "collscope/half.hpp"
+#include "collscope/layers/math/tensor.hpp"
 
 namespace collscope::layers {
 namespace {
 
-std::vector<bfloat16_t> to_bf16(std::span<const float> t) {
-  std::vector<bfloat16_t> out(t.size());
-  for (std::size_t i = 0; i < t.size(); ++i) out[i] = to_bfloat16(t[i]);
-  return out;
-}
-
-void from_bf16(const std::vector<bfloat16_t>& in, std::span<float> t) {
-  for (std::size_t i = 0; i < t.size(); ++i) t[i] = to_float(in[i]);
-}
-
 bool matches(const Fault& f, std::string_view site) {
   return f.kind != Fault::Kind::none && site.find(f.site) != std::string_view::npos;
+}
+
+void check_dtypes(const Array& a, const Array& b, std::string_view site) {
+  if (a.dtype() != b.dtype())
+    throw std::logic_error(std::string(site) + ": send and receive arrays differ in dtype");
+}
+
+CollArgs args_of(std::size_t count, DataType dtype) {
+  CollArgs a;
+  a.count = count;
+  a.dtype = dtype;
+  return a;
 }
 
 }  // namespace
@@ -44,8 +46,10 @@ Fault fault_from_environment() {
   return f;
 }
 
-CollectiveCalls::CollectiveCalls(AlgorithmChoice algorithms, DataType storage, Fault fault)
-    : algorithms_(std::move(algorithms)), storage_(storage), fault_(std::move(fault)) {}
+CollectiveCalls::CollectiveCalls(AlgorithmChoice algorithms, Engine& engine, Fault fault,
+                                 bool overlap)
+    : algorithms_(std::move(algorithms)), engine_(engine), fault_(std::move(fault)),
+      overlap_(overlap), timeline_(engine) {}
 
 void CollectiveCalls::add_group(std::unique_ptr<GroupComm> group) {
   groups_.push_back(std::move(group));
@@ -71,142 +75,146 @@ void CollectiveCalls::start_recording() {
   recording_ = true;
 }
 
-void CollectiveCalls::run(GroupComm& g, const Algorithm& algo, CollArgs& args) {
-  g.traffic().reset();
-  const auto t0 = std::chrono::steady_clock::now();
-  run_collective(g.comm(), algo, args);
-  comm_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-void CollectiveCalls::allreduce_sum(GroupKind group, std::string_view site, Tensor& t) {
-  allreduce(group, site, t.data, ReduceOp::sum, storage_);
-}
-
-void CollectiveCalls::execute(GroupKind group, std::string_view site, Collective collective,
-                              CollArgs args, std::span<const float> send, std::span<float> recv,
-                              bool in_place) {
-  if (!is_storage_dtype(args.dtype))
-    throw std::logic_error("layer " + std::string(collective_name(collective)) + " in " +
-                           std::string(dtype_name(args.dtype)));
+Ticket CollectiveCalls::execute(GroupKind group, std::string_view site, Collective collective,
+                                CollArgs args, const void* send, Array& result, bool in_place,
+                                Join join) {
+  if (collective != Collective::allgather || args.dtype != DataType::int64)
+    if (!is_storage_dtype(args.dtype))
+      throw std::logic_error("layer " + std::string(collective_name(collective)) + " in " +
+                             std::string(dtype_name(args.dtype)));
   GroupComm& g = this->group(group);
   const Algorithm& algo = algorithm(collective);
   CallRecord rec{std::string(site), collective, group, args.count, args.dtype,
                  args.op, args.root, {args.splits.begin(), args.splits.end()}, {}};
+  Ticket ticket;
   if (!(matches(fault_, site) && fault_.kind == Fault::Kind::skip)) {
-    const bool bf16 = args.dtype == DataType::bfloat16;
-    std::vector<bfloat16_t> send16, recv16;
-    if (bf16) {
-      recv16 = in_place ? to_bf16(recv) : std::vector<bfloat16_t>(recv.size());
-      if (!in_place) send16 = to_bf16(send);
-    }
-    args.recvbuf = bf16 ? static_cast<void*>(recv16.data()) : recv.data();
-    args.sendbuf = in_place ? args.recvbuf
-                            : bf16 ? static_cast<const void*>(send16.data()) : send.data();
-    run(g, algo, args);
-    if (bf16) from_bf16(recv16, recv);
+    const Engine::Stream s = g.stream();
+    engine_.wait(s, timeline_.pause());  // after the compute that made the buffers
+    timeline_.comm_start(s);
+    args.recvbuf = result.data();
+    args.sendbuf = in_place ? result.data() : send;
+    g.traffic().reset();
+    run_collective(g.comm(), algo, args);
     rec.measured = g.traffic().total();
+    ends_.push_back(timeline_.comm_end(s));
+    joined_.push_back(false);
+    timeline_.resume();
+    ticket.index = ends_.size() - 1;
+    if (join == Join::now || !overlap_ || matches(fault_, site)) this->join(ticket);
   }
-  inject_fault(g, site, recv, args.dtype);
+  inject_fault(g, site, result);
   if (recording_) records_.push_back(std::move(rec));
+  return ticket;
 }
 
-void CollectiveCalls::allreduce(GroupKind group, std::string_view site, std::span<float> data,
-                                ReduceOp op, DataType dtype) {
-  CollArgs args;
-  args.count = data.size();
-  args.dtype = dtype;
-  args.op = op;
-  execute(group, site, Collective::allreduce, args, {}, data, true);
+void CollectiveCalls::join(Ticket t) {
+  if (t.index >= ends_.size() || joined_[t.index]) return;
+  timeline_.pause();
+  engine_.wait(engine_.stream(), ends_[t.index]);
+  timeline_.resume();
+  joined_[t.index] = true;
 }
 
-namespace {
-
-CollArgs args_of(std::size_t count, DataType dtype) {
-  CollArgs a;
-  a.count = count;
-  a.dtype = dtype;
-  return a;
+void CollectiveCalls::join_all() {
+  for (std::size_t i = 0; i < ends_.size(); ++i) join(Ticket{i});
+  ends_.clear();
+  joined_.clear();
 }
 
-}  // namespace
-
-void CollectiveCalls::allgather(GroupKind group, std::string_view site,
-                                std::span<const float> mine, std::span<float> all,
-                                std::optional<DataType> dtype) {
-  execute(group, site, Collective::allgather, args_of(all.size(), dtype.value_or(storage_)), mine,
-          all, false);
+void CollectiveCalls::release_freed_buffers() {
+  for (auto& g : groups_) g->release_freed_buffers();
 }
 
-void CollectiveCalls::reduce_scatter(GroupKind group, std::string_view site,
-                                     std::span<const float> full, std::span<float> mine,
-                                     ReduceOp op, std::optional<DataType> dtype) {
-  CollArgs a = args_of(full.size(), dtype.value_or(storage_));
+Ticket CollectiveCalls::allreduce(GroupKind group, std::string_view site, Array& data,
+                                  ReduceOp op, Join join) {
+  CollArgs a = args_of(data.size(), data.dtype());
   a.op = op;
-  execute(group, site, Collective::reduce_scatter, a, full, mine, false);
+  return execute(group, site, Collective::allreduce, a, nullptr, data, true, join);
 }
 
-void CollectiveCalls::alltoall(GroupKind group, std::string_view site,
-                               std::span<const float> send, std::span<float> recv,
-                               std::optional<DataType> dtype) {
+Ticket CollectiveCalls::allgather(GroupKind group, std::string_view site, const Array& mine,
+                                  Array& all, Join join) {
+  check_dtypes(mine, all, site);
+  return execute(group, site, Collective::allgather, args_of(all.size(), all.dtype()),
+                 mine.data(), all, false, join);
+}
+
+Ticket CollectiveCalls::reduce_scatter(GroupKind group, std::string_view site, const Array& full,
+                                       Array& mine, ReduceOp op, Join join) {
+  check_dtypes(full, mine, site);
+  CollArgs a = args_of(full.size(), full.dtype());
+  a.op = op;
+  return execute(group, site, Collective::reduce_scatter, a, full.data(), mine, false, join);
+}
+
+Ticket CollectiveCalls::alltoall(GroupKind group, std::string_view site, const Array& send,
+                                 Array& recv, Join join) {
+  check_dtypes(send, recv, site);
   const std::size_t n = static_cast<std::size_t>(this->group(group).size());
   if (send.size() % n != 0 || recv.size() != send.size())
     throw std::logic_error(std::string(site) + ": all-to-all buffers are not N equal blocks");
-  execute(group, site, Collective::alltoall, args_of(send.size() / n, dtype.value_or(storage_)),
-          send, recv, false);
+  return execute(group, site, Collective::alltoall, args_of(send.size() / n, send.dtype()),
+                 send.data(), recv, false, join);
 }
 
-void CollectiveCalls::alltoallv(GroupKind group, std::string_view site,
-                                std::span<const float> send, std::span<float> recv,
-                                std::span<const std::uint64_t> splits,
-                                std::optional<DataType> dtype) {
-  CollArgs a = args_of(0, dtype.value_or(storage_));
+Ticket CollectiveCalls::alltoallv(GroupKind group, std::string_view site, const Array& send,
+                                  Array& recv, std::span<const std::uint64_t> splits, Join join) {
+  check_dtypes(send, recv, site);
+  CollArgs a = args_of(0, send.dtype());
   a.splits = splits;
-  execute(group, site, Collective::alltoallv, a, send, recv, false);
+  return execute(group, site, Collective::alltoallv, a, send.data(), recv, false, join);
 }
 
-void CollectiveCalls::broadcast(GroupKind group, std::string_view site, std::span<float> data,
-                                int root, std::optional<DataType> dtype) {
-  CollArgs a = args_of(data.size(), dtype.value_or(storage_));
+Ticket CollectiveCalls::broadcast(GroupKind group, std::string_view site, Array& data, int root,
+                                  Join join) {
+  CollArgs a = args_of(data.size(), data.dtype());
   a.root = root;
-  execute(group, site, Collective::broadcast, a, {}, data, true);
+  return execute(group, site, Collective::broadcast, a, nullptr, data, true, join);
 }
 
-void CollectiveCalls::scatter(GroupKind group, std::string_view site,
-                              std::span<const float> full, std::span<float> mine,
-                              std::size_t count, int root, std::optional<DataType> dtype) {
-  CollArgs a = args_of(count, dtype.value_or(storage_));
+Ticket CollectiveCalls::scatter(GroupKind group, std::string_view site, const Array& full,
+                                Array& mine, std::size_t count, int root, Join join) {
+  CollArgs a = args_of(count, mine.dtype());
   a.root = root;
-  execute(group, site, Collective::scatter, a, full, mine, false);
+  return execute(group, site, Collective::scatter, a, full.data(), mine, false, join);
 }
 
-void CollectiveCalls::gather(GroupKind group, std::string_view site,
-                             std::span<const float> mine, std::span<float> full,
-                             std::size_t count, int root, std::optional<DataType> dtype) {
-  CollArgs a = args_of(count, dtype.value_or(storage_));
+Ticket CollectiveCalls::gather(GroupKind group, std::string_view site, const Array& mine,
+                               Array& full, std::size_t count, int root, Join join) {
+  CollArgs a = args_of(count, mine.dtype());
   a.root = root;
-  execute(group, site, Collective::gather, a, mine, full, false);
+  return execute(group, site, Collective::gather, a, mine.data(), full, false, join);
 }
 
-void CollectiveCalls::allgather_counts(GroupKind group, std::string_view site,
-                                       std::span<const std::int64_t> mine,
-                                       std::span<std::int64_t> all) {
-  GroupComm& g = this->group(group);
-  CollArgs a = args_of(all.size(), DataType::int64);
-  CallRecord rec{std::string(site), Collective::allgather, group, a.count, a.dtype, a.op, 0, {}, {}};
-  if (!(matches(fault_, site) && fault_.kind == Fault::Kind::skip)) {
-    a.sendbuf = mine.data();
-    a.recvbuf = all.data();
-    run(g, algorithm(Collective::allgather), a);
-    rec.measured = g.traffic().total();
+void CollectiveCalls::allgather_counts(GroupKind group, std::string_view site, const Array& mine,
+                                       Array& all) {
+  if (mine.dtype() != DataType::int64 || all.dtype() != DataType::int64)
+    throw std::logic_error(std::string(site) + ": counts travel as int64");
+  execute(group, site, Collective::allgather, args_of(all.size(), DataType::int64), mine.data(),
+          all, false, Join::now);
+}
+
+void CollectiveCalls::inject_fault(const GroupComm& g, std::string_view site, Array& data) {
+  if (!matches(fault_, site) || fault_.kind == Fault::Kind::skip || data.empty() ||
+      !is_storage_dtype(data.dtype()) || g.position().position != g.size() - 1)
+    return;
+  // Element 0 through the host, on the compute stream (which waited for the call).
+  float v = 0;
+  if (data.dtype() == DataType::bfloat16) {
+    bfloat16_t b;
+    engine_.download(&b, data.data(), sizeof b);
+    v = to_float(b);
+  } else {
+    engine_.download(&v, data.data(), sizeof v);
   }
-  if (recording_) records_.push_back(std::move(rec));
-}
-
-void CollectiveCalls::inject_fault(const GroupComm& g, std::string_view site,
-                                   std::span<float> data, DataType dtype) const {
-  if (!matches(fault_, site) || data.empty() || g.position().position != g.size() - 1) return;
-  if (fault_.kind == Fault::Kind::corrupt) data[0] = store_value(data[0] + 1.0f, dtype);
-  if (fault_.kind == Fault::Kind::nan) data[0] = std::numeric_limits<float>::quiet_NaN();
+  v = fault_.kind == Fault::Kind::corrupt ? store_value(v + 1.0f, data.dtype())
+                                          : std::numeric_limits<float>::quiet_NaN();
+  if (data.dtype() == DataType::bfloat16) {
+    const bfloat16_t b = to_bfloat16(v);
+    engine_.upload(data.data(), &b, sizeof b);
+  } else {
+    engine_.upload(data.data(), &v, sizeof v);
+  }
 }
 
 }  // namespace collscope::layers

@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
+#include "collscope/agree.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/layers/framework/options.hpp"
 #include "collscope/layers/framework/record.hpp"
@@ -18,6 +20,7 @@
 #include "collscope/results/results_file.hpp"
 #include "collscope/textbook_formulas.hpp"
 #include "collscope/transport_factory.hpp"
+#include "collscope/wait_policy.hpp"
 
 namespace collscope::layers {
 namespace {
@@ -146,6 +149,30 @@ std::optional<std::string> volume_mismatch(const SiteVolume& s) {
 
 // ---- steps 2 to 4 ------------------------------------------------------------------------
 
+// The engine of the run: the host's, or the device runtime's (the backends chose the
+// GPU). A rank that cannot make it (no cuBLAS) stops every rank alike.
+std::unique_ptr<Engine> make_engine(MemoryKind memory, MPI_Comm world) {
+  if (memory == MemoryKind::host) return make_host_engine();
+  std::string problem;
+  std::unique_ptr<Engine> e;
+  try {
+    e = make_device_engine(device::runtime());
+  } catch (const UsageError& u) {
+    problem = u.what();
+  }
+  agree_or_throw(world, problem);
+  return e;
+}
+
+// Every group's communicator, built in the layer's order on every rank.
+std::vector<std::unique_ptr<GroupComm>> make_groups(const Prepared& p, MPI_Comm world) {
+  std::vector<std::unique_ptr<GroupComm>> groups;
+  const BackendSpec spec = backend_spec(p.options);
+  for (GroupKind k : p.description.groups)
+    groups.push_back(std::make_unique<GroupComm>(p.config, k, world, spec));
+  return groups;
+}
+
 class LayerRun {
  public:
   LayerRun(Layer& layer, const Prepared& p, MPI_Comm world);
@@ -154,6 +181,9 @@ class LayerRun {
   LayerRun& operator=(const LayerRun&) = delete;
 
   LayerRecord run();
+  // Collective, once the layer (and every array) is gone: the cached device memory goes,
+  // and the groups release what peers still mapped.
+  void finish();
 
  private:
   static MPI_Comm dup(MPI_Comm c) {
@@ -166,29 +196,36 @@ class LayerRun {
     MPI_Comm_rank(c, &r);
     return r;
   }
-  LayerRecord blank_record() const;
+  LayerRecord blank_record();
   void barrier();
   void run_passes();
+  void begin_pass();
+  void end_pass();
   void probe(LayerRecord& r);
   void time_iterations(LayerRecord& r);
+  void add_iteration(LayerRecord& r, const PassTimes& t, const GemmProfile& g);
   void collect_volume(LayerRecord& r);
   std::vector<std::uint64_t> gather_measured(std::size_t calls);
   std::vector<SplitsByRank> gather_splits();
+  std::string gpu_name();
 
   Layer& layer_;
   const Prepared& p_;
   MPI_Comm ctrl_;  // the driver's own messages: barriers, gathers, timings
   int rank_ = 0;
+  std::vector<std::unique_ptr<GroupComm>> groups_;  // until calls_ takes them
+  std::unique_ptr<Engine> engine_;
   CollectiveCalls calls_;
   LayerContext ctx_;
 };
 
 LayerRun::LayerRun(Layer& layer, const Prepared& p, MPI_Comm world)
     : layer_(layer), p_(p), ctrl_(dup(world)), rank_(rank_of(ctrl_)),
-      calls_(p.algorithms, p.options.storage, p.fault),
+      groups_(make_groups(p, ctrl_)), engine_(make_engine(p.options.memory(), ctrl_)),
+      calls_(p.algorithms, *engine_, p.fault, p.options.overlap),
       ctx_(p_.config, rank_, p.options.storage, p.options.seed, calls_, ctrl_) {
-  for (GroupKind k : p_.description.groups)
-    calls_.add_group(std::make_unique<GroupComm>(p_.config, k, ctrl_, p.options.transport));
+  for (auto& g : groups_) calls_.add_group(std::move(g));
+  groups_.clear();
 }
 
 void LayerRun::barrier() {
@@ -196,9 +233,31 @@ void LayerRun::barrier() {
   MPI_Barrier(ctrl_);
 }
 
+void LayerRun::begin_pass() { calls_.timeline().begin(); }
+
+// Every call joined, the streams drained, and what the pass gave back reusable.
+void LayerRun::end_pass() {
+  calls_.join_all();
+  calls_.timeline().end();
+  engine_->synchronize();
+}
+
 void LayerRun::run_passes() {
   if (p_.options.passes.forward) layer_.forward(ctx_);
   if (p_.options.passes.backward) layer_.backward(ctx_);
+}
+
+void LayerRun::finish() {
+  engine_->synchronize();
+  engine_->release_all();
+  calls_.release_freed_buffers();
+}
+
+// Rank 0's GPU, as its device runtime names it ("" on host memory).
+std::string LayerRun::gpu_name() {
+  if (p_.options.memory() != MemoryKind::device) return "";
+  const std::optional<device::Info>& gpu = calls_.group(p_.description.groups.front()).gpu();
+  return gpu ? gpu->name : "";
 }
 
 // The collective name -> algorithm name of each collective, in name order (the record's).
@@ -228,9 +287,17 @@ void note_other_algorithms(LayerRecord& r, const AlgorithmChoice& chosen,
                                      list + ", whose exact volume is the ratio measured above]";
 }
 
-LayerRecord LayerRun::blank_record() const {
+LayerRecord LayerRun::blank_record() {
   const LayerOptions& o = p_.options;
   LayerRecord r;
+  const bool device = o.memory() == MemoryKind::device;
+  r.memory = std::string(memory_name(o.memory()));
+  r.path = calls_.group(p_.description.groups.front()).path();
+  r.wait = device ? std::string(wait_policy_name(o.device.wait)) : "";
+  r.device_runtime = device ? engine_->runtime_name() : "";
+  r.gemm = engine_->gemm().name();
+  r.gpu = gpu_name();
+  r.overlap = o.overlap;
   r.program = std::string(p_.description.program);
   r.layer = std::string(p_.description.name);
   r.scheme = o.shape.scheme;
@@ -250,34 +317,89 @@ LayerRecord LayerRun::blank_record() const {
   return r;
 }
 
+// The cores a rank may use for the float64 reference: its node's cores over its node's
+// ranks (the others wait in the gathers meanwhile).
+int cores_per_rank(MPI_Comm comm) {
+  MPI_Comm node;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int local = 1;
+  MPI_Comm_size(node, &local);
+  MPI_Comm_free(&node);
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, cores / std::max(1, local));
+}
+
 // The counted, verified iteration. Backward alone needs forward's activations first.
 void LayerRun::probe(LayerRecord& r) {
-  if (!p_.options.passes.forward) layer_.forward(ctx_);
+  if (!p_.options.passes.forward) {
+    begin_pass();
+    layer_.forward(ctx_);
+    end_pass();
+  }
   barrier();
+  begin_pass();
   calls_.start_recording();
   run_passes();
+  end_pass();
   calls_.stop_recording();
+  engine_->recycle();
+  // The executors' scratch found its size in this pass: what they outgrew (and peers
+  // still mapped) goes now, not at the end.
+  calls_.release_freed_buffers();
   collect_volume(r);
+  // A device run's shape makes the float64 reference the verification's cost: rank 0
+  // computes it with the cores of its node's ranks (a host run keeps one thread).
+  const bool device = p_.options.memory() == MemoryKind::device;
+  const int threads = device ? cores_per_rank(ctrl_) : 1;
+  if (rank_ == 0) use_blas_threads(threads);
   WatchedSection w("verification");
   r.checks = layer_.verify(ctx_, p_.options.passes);
+  use_one_blas_thread();
+}
+
+// One timed iteration's numbers, each the slowest rank's: the totals, then per call its
+// span and exposed part (when every rank made as many calls as the plan has).
+void LayerRun::add_iteration(LayerRecord& r, const PassTimes& t, const GemmProfile& g) {
+  const std::size_t calls = t.call_us.size();
+  int lo = static_cast<int>(calls), hi = lo;
+  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, ctrl_);
+  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, ctrl_);
+  const bool per_call = lo == hi && calls == p_.plan.size();
+  std::vector<double> v{t.total_us, t.compute_us, t.comm_us,   t.exposed_us,
+                        t.comm_us - t.exposed_us, g.ms * 1e3, g.flop};
+  if (per_call) {
+    v.insert(v.end(), t.call_us.begin(), t.call_us.end());
+    v.insert(v.end(), t.call_exposed_us.begin(), t.call_exposed_us.end());
+  }
+  {
+    WatchedSection w("time exchange");
+    MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_MAX, ctrl_);
+  }
+  r.total_us.push_back(v[0]);
+  r.compute_us.push_back(v[1]);
+  r.comm_us.push_back(v[2]);
+  r.exposed_us.push_back(v[3]);
+  r.hidden_us.push_back(v[4]);
+  r.gemm_us.push_back(v[5]);
+  r.gemm_flop = v[6];
+  for (std::size_t i = 0; per_call && i < r.sites.size() && i < calls; ++i) {
+    r.sites[i].time_us.push_back(v[7 + i]);
+    r.sites[i].exposed_us.push_back(v[7 + calls + i]);
+  }
 }
 
 void LayerRun::time_iterations(LayerRecord& r) {
   for (int i = 0; i < p_.options.warmup + p_.options.iters; ++i) {
     barrier();
-    calls_.reset_comm_seconds();
-    const auto t0 = std::chrono::steady_clock::now();
+    engine_->start_gemm_profile();
+    begin_pass();
     run_passes();
-    const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    double t[3] = {total * 1e6, calls_.comm_seconds() * 1e6, (total - calls_.comm_seconds()) * 1e6};
-    {
-      WatchedSection w("time exchange");
-      MPI_Allreduce(MPI_IN_PLACE, t, 3, MPI_DOUBLE, MPI_MAX, ctrl_);
-    }
+    end_pass();
+    const PassTimes t = calls_.timeline().read();
+    const GemmProfile g = engine_->finish_gemm_profile();
+    engine_->recycle();
     if (i < p_.options.warmup) continue;
-    r.total_us.push_back(t[0]);
-    r.comm_us.push_back(t[1]);
-    r.compute_us.push_back(t[2]);
+    add_iteration(r, t, g);
   }
 }
 
@@ -363,6 +485,7 @@ void LayerRun::collect_volume(LayerRecord& r) {
 LayerRecord LayerRun::run() {
   LayerRecord r = blank_record();
   layer_.setup(ctx_);
+  engine_->synchronize();
   probe(r);
   time_iterations(r);
   return r;
@@ -395,7 +518,7 @@ int report(const LayerRecord& r, const LayerOptions& o, program::JsonLines& json
   return r.passed() ? kExitOk : kExitVerifyFailed;
 }
 
-int run_layer(Layer& layer, const Prepared& p, int argc, char** argv) {
+int run_layer(std::unique_ptr<Layer>& layer, const Prepared& p, int argc, char** argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   program::JsonLines json = program::JsonLines::open_on_root(p.options.json_path, MPI_COMM_WORLD);
@@ -406,10 +529,13 @@ int run_layer(Layer& layer, const Prepared& p, int argc, char** argv) {
                                        results::collect_run_attributes(argc, argv, MPI_COMM_WORLD),
                                        MPI_COMM_WORLD);
   program::Watchdog watchdog(p.options.timeout_s, rank, std::string(p.description.program));
-  LayerRun run(layer, p, MPI_COMM_WORLD);
+  set_wait_policy(p.options.device.wait);
+  LayerRun run(*layer, p, MPI_COMM_WORLD);
   const LayerRecord r = run.run();
   int code = rank == 0 ? report(r, p.options, json, h5.get()) : kExitOk;
   MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);  // every rank exits alike
+  layer.reset();  // its arrays go back to the engine before the engine goes
+  run.finish();
   return code;
 }
 
@@ -425,7 +551,7 @@ int layer_main(std::unique_ptr<Layer> layer, int argc, char** argv) {
       return static_cast<int>(kExitOk);
     }
     const Prepared p = prepare(*layer, description, std::move(options), nranks);
-    return run_layer(*layer, p, argc, argv);
+    return run_layer(layer, p, argc, argv);
   });
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "collscope/layers/compute/ops.hpp"
+
 namespace collscope::layers {
 
 std::vector<Tensor> gather_to_root(MPI_Comm comm, const Tensor& t) {
@@ -30,6 +32,10 @@ std::vector<Tensor> gather_to_root(MPI_Comm comm, const Tensor& t) {
   for (std::size_t r = 0; r < out.size(); ++r)
     std::copy_n(all.begin() + displs[r], counts[r], out[r].data.begin());
   return out;
+}
+
+std::vector<Tensor> gather_to_root(MPI_Comm comm, const Array& a) {
+  return gather_to_root(comm, a.has_engine() ? ops::download(a) : Tensor());
 }
 
 std::vector<Tensor> parts_of(const std::vector<Tensor>& by_rank, const std::vector<int>& ranks) {

@@ -2,13 +2,14 @@
 
 #include <string>
 
+#include "collscope/agree.hpp"
 #include "collscope/errors.hpp"
-#include "collscope/transport_factory.hpp"
+#include "collscope/program/node_map.hpp"
 
 namespace collscope::layers {
 
 GroupComm::GroupComm(const ParallelConfig& config, GroupKind kind, MPI_Comm world,
-                     std::string_view transport)
+                     const BackendSpec& spec)
     : kind_(kind) {
   int rank = 0;
   MPI_Comm_rank(world, &rank);
@@ -20,15 +21,21 @@ GroupComm::GroupComm(const ParallelConfig& config, GroupKind kind, MPI_Comm worl
     throw RuntimeError(std::string(group_name(kind)) + " group: rank " + std::to_string(rank) +
                        " is " + std::to_string(split_rank) + " in its communicator, expected " +
                        std::to_string(position_.position));
-  transport_ = make_transport(transport, split_);
-  executor_ = std::make_unique<HostExecutor>(*transport_);
-  comm_ = std::make_unique<Comm>(*executor_, split_);
+  // One group's backend may fail where another's does not (ipc across nodes): every
+  // rank of the world stops alike.
+  std::string problem;
+  try {
+    backend_ = make_backend(spec, split_, program::node_of_rank(split_));
+  } catch (const UsageError& e) {
+    problem = e.what();
+  }
+  agree_or_throw(world, problem);
+  comm_ = std::make_unique<Comm>(backend_->executor(), split_);
 }
 
 GroupComm::~GroupComm() {
   comm_.reset();
-  executor_.reset();
-  transport_.reset();
+  backend_.reset();
   if (split_ != MPI_COMM_NULL) MPI_Comm_free(&split_);
 }
 

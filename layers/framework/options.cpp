@@ -39,23 +39,69 @@ DataType parse_storage(const std::string& text) {
   return *t;
 }
 
+// -t against -m: NCCL moves GPU memory only. Checked before any group is split, on every
+// rank alike.
+void check_transport(const LayerOptions& o) {
+  const bool device = o.memory() == MemoryKind::device;
+  if (o.transport == "nccl" && !device)
+    throw UsageError("-t nccl moves GPU memory (-m device); with -m host the layers keep their "
+                     "tensors in host memory: -t must be mpi or ucx");
+  if (o.transport != "mpi" && o.transport != "ucx" && o.transport != "nccl")
+    throw UsageError("unknown transport '" + o.transport + "' (expected mpi or ucx" +
+                     (device ? std::string(", or nccl") : std::string()) + ")");
+}
+
 void check_common(const LayerOptions& o) {
   if (o.iters < 1) throw UsageError("--iters must be at least 1, got " + std::to_string(o.iters));
   if (o.warmup < 0) throw UsageError("--warmup must be at least 0, got " + std::to_string(o.warmup));
   if (o.format != "table" && o.format != "jsonl")
     throw UsageError("--format must be table or jsonl, got '" + o.format + "'");
-  if (o.transport == "nccl")  // checked before any group is split, on every rank alike
-    throw UsageError("the layers keep their tensors in host memory: -t must be mpi or ucx");
-  if (o.transport != "mpi" && o.transport != "ucx")
-    throw UsageError("unknown transport '" + o.transport + "' (expected mpi or ucx)");
+  check_transport(o);
+  bench::validate_device_options(o.device);
+  if (o.overlap && o.memory() != MemoryKind::device)
+    throw UsageError("--overlap needs -m device (on host memory a collective runs on the "
+                     "calling thread: nothing runs beside it)");
   if (!(o.timeout_s >= 0)) throw UsageError("--timeout must be >= 0 seconds");
   if (o.tp < 0) throw UsageError("--tp must be at least 1, got " + std::to_string(o.tp));
   if (o.ep < 0) throw UsageError("--ep must be at least 1, got " + std::to_string(o.ep));
   if (o.etp < 1) throw UsageError("--etp must be at least 1, got " + std::to_string(o.etp));
 }
 
+// The command line's device flags, as the benchmarks spell them.
+struct DeviceFlags {
+  std::string memory = "host", device_map, stage_chunk = "1M", wait = "spin", ipc_copy = "auto";
+};
+
+void add_device_options(CLI::App& app, LayerOptions& o, DeviceFlags& f) {
+  app.add_option("-m,--memory", f.memory,
+                 "host (OpenBLAS, host memory) or device (cuBLAS and kernels on the GPU; the "
+                 "emulated device with COLLSCOPE_DEVICE_EMULATION=1)");
+  app.add_option("--path", o.device.path,
+                 "device memory over -t mpi|ucx: cuda_aware, staged or ipc (default: cuda_aware "
+                 "where the library takes device pointers, else staged)");
+  app.add_option("--device-map", f.device_map,
+                 "GPU of each local rank, e.g. 0,1,2,3 or 0 (default: local rank % GPUs)");
+  app.add_option("--stage-chunk", f.stage_chunk, "chunk of the staged path (default 1M)");
+  bench::add_device_wait_options(app, f.wait, f.ipc_copy, o.device.fuse);
+  app.add_flag("--overlap", o.overlap,
+               "-m device: run the communication the math allows on its stream beside "
+               "independent compute (the TP blocks' input-gradient collective beside the "
+               "weight-gradient GEMMs, DP buckets, MoE chunks)");
+}
+
+void read_device_options(const CLI::App& app, const DeviceFlags& f, LayerOptions& o) {
+  const auto mem = parse_memory(f.memory);
+  if (!mem) throw UsageError("--memory must be host or device, got '" + f.memory + "'");
+  o.device.memory = *mem;
+  o.device.transport = o.transport;
+  if (!f.device_map.empty()) o.device.device_map = bench::parse_device_map(f.device_map);
+  o.device.stage_chunk = bench::parse_size(f.stage_chunk, "--stage-chunk");
+  o.device.stage_chunk_given = app.count("--stage-chunk") > 0;
+  bench::apply_device_wait_options(app, f.wait, f.ipc_copy, o.device);
+}
+
 void add_common_options(CLI::App& app, LayerOptions& o, std::string& pass, std::string& dtype) {
-  app.add_option("-t,--transport", o.transport, "mpi or ucx");
+  app.add_option("-t,--transport", o.transport, "mpi or ucx; nccl with -m device");
   app.add_option("--pass", pass, "forward, backward or both");
   app.add_option("-d,--dtype", dtype, "storage dtype: float32 or bfloat16 (compute is float32)");
   app.add_option("--seed", o.seed, "seed of the generated inputs and weights");
@@ -110,13 +156,20 @@ LayerOptions parse_layer_options(Layer& layer, const LayerDescription& descripti
                    "algorithm of every " + std::string(collective_name(c)) + ": " +
                        algorithm_list(c) + " (mpi: the vendor's, bytes not measured)");
   }
+  DeviceFlags device;
+  add_device_options(app, o, device);
   layer.add_options(app);
   app.set_help_flag("-h,--help", "print this help and exit");
   if (!program::parse_command_line(app, argc, argv, o.help_text)) {
     o.show_help = true;
     return o;
   }
+  read_device_options(app, device, o);
   o.passes = parse_passes(pass);
+  if (o.memory() == MemoryKind::device) {
+    if (app.count("--dtype") == 0) dtype = "bfloat16";
+    layer.use_device_defaults(app);
+  }
   o.storage = parse_storage(dtype);
   check_common(o);
   o.shape = layer.read_options();
@@ -139,12 +192,21 @@ AlgorithmChoice resolve_algorithms(const LayerDescription& description, const La
   for (Collective c : description.collectives) {
     const std::string& name = o.algorithm_names.at(c);
     const Algorithm* a = find_algorithm(c, name);
-    if (!a || a->needs_device())  // the layers run on host memory
+    if (!a || a->needs_device())  // NCCL's own collectives are not among the layers' choices
       throw UsageError("unknown " + flag_of(c) + " '" + name + "' (expected one of: " +
                        algorithm_list(c) + ")");
+    if (a->is_vendor() && o.memory() == MemoryKind::device)
+      throw UsageError(flag_of(c) + " " + name + " runs the MPI library's own collective on host "
+                       "buffers: use a hand-written algorithm with -m device");
     out[c] = a;
   }
   return out;
+}
+
+BackendSpec backend_spec(const LayerOptions& o) {
+  bench::Options b = o.device;
+  b.transport = o.transport;
+  return bench::backend_spec(b);
 }
 
 }  // namespace collscope::layers

@@ -99,6 +99,8 @@ Json site_json(const SiteVolume& s) {
   j["closed_form"] = s.closed_form;
   j["closed_form_sent_bytes"] = s.closed_form_bytes ? Json(*s.closed_form_bytes) : nullptr;
   j["volume"] = site_status(s);
+  j["time_us"] = s.time_us.empty() ? Json(nullptr) : Json(stats_of(s.time_us).median);
+  j["exposed_us"] = s.exposed_us.empty() ? Json(nullptr) : Json(stats_of(s.exposed_us).median);
   return j;
 }
 
@@ -120,6 +122,13 @@ void add_identity(Json& j, const LayerRecord& r) {
   j["scheme"] = r.scheme;
   j["transport"] = r.transport;
   j["transport_env"] = r.transport_env;
+  j["memory"] = r.memory;
+  j["path"] = r.path;
+  j["wait"] = r.wait;
+  j["device_runtime"] = r.device_runtime;
+  j["gemm"] = r.gemm;
+  j["gpu"] = r.gpu;
+  j["overlap"] = r.overlap;
   j["nranks"] = r.config.world;
   j["tp"] = r.config.tp;
   j["cp"] = r.config.cp;
@@ -144,6 +153,12 @@ void add_times(Json& j, const LayerRecord& r) {
   j["time_us_max"] = total.max;
   j["compute_us"] = stats_of(r.compute_us).median;
   j["comm_us"] = stats_of(r.comm_us).median;
+  j["exposed_comm_us"] = stats_of(r.exposed_us).median;
+  j["hidden_comm_us"] = stats_of(r.hidden_us).median;
+  const double gemm_us = stats_of(r.gemm_us).median;
+  j["gemm_us"] = gemm_us;
+  j["gemm_flop"] = r.gemm_flop;
+  j["gemm_tflops"] = gemm_us > 0 ? Json(r.gemm_flop / gemm_us * 1e-6) : Json(nullptr);
   j["times_us"] = r.total_us;
 }
 
@@ -230,12 +245,30 @@ void print_checks(std::ostream& os, const LayerRecord& r) {
   }
 }
 
+void print_site_times(std::ostream& os, const LayerRecord& r) {
+  os << "#\n# time per call site (us, slowest rank, median): on its stream, and exposed (no "
+        "compute beside it)\n";
+  for (const SiteVolume& s : r.sites) {
+    if (s.time_us.empty()) continue;
+    os << "  " << s.call.site << ": " << fmt("%.2f", stats_of(s.time_us).median) << ", exposed "
+       << fmt("%.2f", stats_of(s.exposed_us).median) << "\n";
+  }
+}
+
 void print_footer(std::ostream& os, const LayerRecord& r) {
   const Stats total = stats_of(r.total_us);
   os << "#\n# time (us, slowest rank, median of " << r.iters << "): total "
      << fmt("%.2f", total.median) << " (min " << fmt("%.2f", total.min) << ", max "
      << fmt("%.2f", total.max) << ")  compute " << fmt("%.2f", stats_of(r.compute_us).median)
-     << "  communication " << fmt("%.2f", stats_of(r.comm_us).median) << "\n";
+     << "  communication " << fmt("%.2f", stats_of(r.comm_us).median) << " (exposed "
+     << fmt("%.2f", stats_of(r.exposed_us).median) << ", hidden "
+     << fmt("%.2f", stats_of(r.hidden_us).median) << ")\n";
+  const double gemm_us = stats_of(r.gemm_us).median;
+  os << "# " << r.memory << " memory, path " << r.path << (r.overlap ? ", --overlap" : "")
+     << (r.gpu.empty() ? "" : ", " + r.gpu) << "; GEMMs (" << r.gemm << "): "
+     << fmt("%.2f", gemm_us) << " us, "
+     << (gemm_us > 0 ? fmt("%.3f", r.gemm_flop / gemm_us * 1e-6) : std::string("n/a"))
+     << " TFLOP/s\n";
   const TextbookFigure& s = r.textbook_figure;
   const std::optional<std::uint64_t> exact = busiest_sent(r);
   os << "# " << s.source << ": " << s.formula << " = " << fmt("%.0f", s.elements)
@@ -271,6 +304,7 @@ void print_table(std::ostream& os, const LayerRecord& r) {
   print_header(os, r);
   print_sites(os, r);
   print_checks(os, r);
+  print_site_times(os, r);
   print_footer(os, r);
 }
 

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "collscope/layers/math/hd_rows.hpp"
+
 namespace collscope::layers {
 namespace {
 
@@ -12,19 +14,10 @@ void check_shapes(const Matrix<T>& x, const Matrix<T>& gamma) {
     throw std::logic_error("layernorm: gamma must be [1, H] with H = the columns of x (H > 0)");
 }
 
-// Mean and 1 / sqrt(var + eps) of row r, in T.
+// Mean and 1 / sqrt(var + eps) of row r, in T (hd_rows.hpp, as the kernels).
 template <class T>
 void row_stats(const Matrix<T>& x, std::size_t r, T& mean, T& rstd) {
-  const std::size_t h = x.cols;
-  T sum = 0;
-  for (std::size_t c = 0; c < h; ++c) sum += x.at(r, c);
-  mean = sum / static_cast<T>(h);
-  T sq = 0;
-  for (std::size_t c = 0; c < h; ++c) {
-    const T d = x.at(r, c) - mean;
-    sq += d * d;
-  }
-  rstd = T(1) / std::sqrt(sq / static_cast<T>(h) + static_cast<T>(kLayerNormEps));
+  hd::layernorm_stats<T>(&x.data[r * x.cols], x.cols, mean, rstd);
 }
 
 // dx of row r (written into dx), accumulating dgamma and dbeta: the header's formulas.
@@ -32,20 +25,11 @@ template <class T>
 void row_backward(const Matrix<T>& x, const Matrix<T>& gamma, const Matrix<T>& dy, std::size_t r,
                   T mean, T rstd, Matrix<T>& dx, std::vector<T>& dgamma, std::vector<T>& dbeta) {
   const std::size_t h = x.cols;
-  T mean_g = 0, mean_gx = 0;
+  hd::layernorm_backward_row<T>(&x.data[r * h], gamma.data.data(), &dy.data[r * h], h, mean, rstd,
+                                &dx.data[r * h], hd::Store<T>{});
   for (std::size_t c = 0; c < h; ++c) {
-    const T xhat = (x.at(r, c) - mean) * rstd;
-    const T g = dy.at(r, c) * gamma.at(0, c);
-    mean_g += g;
-    mean_gx += g * xhat;
-    dgamma[c] += dy.at(r, c) * xhat;
+    dgamma[c] += dy.at(r, c) * hd::layernorm_xhat(x.at(r, c), mean, rstd);
     dbeta[c] += dy.at(r, c);
-  }
-  mean_g /= static_cast<T>(h);
-  mean_gx /= static_cast<T>(h);
-  for (std::size_t c = 0; c < h; ++c) {
-    const T xhat = (x.at(r, c) - mean) * rstd;
-    dx.at(r, c) = rstd * (dy.at(r, c) * gamma.at(0, c) - mean_g - xhat * mean_gx);
   }
 }
 
@@ -68,7 +52,8 @@ Tensor layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& bet
   for (std::size_t r = 0; r < x.rows; ++r) {
     row_stats(x, r, saved.mean[r], saved.rstd[r]);
     for (std::size_t c = 0; c < x.cols; ++c)
-      y.at(r, c) = gamma.at(0, c) * ((x.at(r, c) - saved.mean[r]) * saved.rstd[r]) + beta.at(0, c);
+      y.at(r, c) = hd::layernorm_value(x.at(r, c), saved.mean[r], saved.rstd[r], gamma.at(0, c),
+                                       beta.at(0, c));
   }
   round_to_storage(y, storage);
   return y;
@@ -100,7 +85,7 @@ RefTensor ref_layernorm_forward(const RefTensor& x, const RefTensor& gamma, cons
     double mean = 0, rstd = 0;
     row_stats(x, r, mean, rstd);
     for (std::size_t c = 0; c < x.cols; ++c)
-      y.at(r, c) = gamma.at(0, c) * ((x.at(r, c) - mean) * rstd) + beta.at(0, c);
+      y.at(r, c) = hd::layernorm_value(x.at(r, c), mean, rstd, gamma.at(0, c), beta.at(0, c));
   }
   return y;
 }

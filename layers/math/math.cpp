@@ -2,6 +2,9 @@
 
 #include <cblas.h>
 
+#include "collscope/layers/math/hd_math.hpp"
+#include "collscope/layers/math/hd_rows.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -13,18 +16,6 @@
 
 namespace collscope::layers {
 namespace {
-
-template <class T>
-T gelu_of(T x) {
-  return x / 2 * (1 + std::erf(x / std::numbers::sqrt2_v<T>));
-}
-
-template <class T>
-T gelu_grad_of(T x) {
-  const T cdf = (1 + std::erf(x / std::numbers::sqrt2_v<T>)) / 2;
-  const T pdf = std::exp(-x * x / 2) * std::numbers::inv_sqrtpi_v<T> / std::numbers::sqrt2_v<T>;
-  return cdf + x * pdf;
-}
 
 // Rows and columns of op(M).
 std::size_t op_rows(const auto& m, Trans t) { return t == Trans::no ? m.rows : m.cols; }
@@ -73,11 +64,8 @@ void attention_of(const Matrix<T>& q, const Matrix<T>& k, const Matrix<T>& v, bo
   p = gemm(q, Trans::no, k, Trans::yes);  // the scores, then the probabilities in place
   for (std::size_t i = 0; i < s; ++i) {
     const std::size_t keys = causal ? i + 1 : s;  // masked keys get probability 0
-    T mx = -std::numeric_limits<T>::infinity();
-    for (std::size_t j = 0; j < keys; ++j) mx = std::max(mx, p.at(i, j) * scale);
-    T sum = 0;
-    for (std::size_t j = 0; j < keys; ++j) sum += (p.at(i, j) = std::exp(p.at(i, j) * scale - mx));
-    for (std::size_t j = 0; j < s; ++j) p.at(i, j) = j < keys ? st(p.at(i, j) / sum) : T(0);
+    T* row = p.data.data() + i * s;
+    hd::softmax_row<T>(row, row, s, keys, scale, st);
   }
   o = stored(gemm(p, Trans::no, v, Trans::no), st);
 }
@@ -89,11 +77,10 @@ void attention_backward_of(const Matrix<T>& q, const Matrix<T>& k, const Matrix<
                            Matrix<T>& dk, Matrix<T>& dv) {
   const std::size_t s = q.rows;
   const T scale = T(1) / std::sqrt(static_cast<T>(q.cols));
-  Matrix<T> ds = gemm(dout, Trans::no, v, Trans::yes);  // dP, then dS in place
+  Matrix<T> ds = gemm(dout, Trans::no, v, Trans::yes);  // dP, then dS in place (float)
   for (std::size_t i = 0; i < s; ++i) {
-    T dot = 0;
-    for (std::size_t j = 0; j < s; ++j) dot += ds.at(i, j) * p.at(i, j);
-    for (std::size_t j = 0; j < s; ++j) ds.at(i, j) = p.at(i, j) * (ds.at(i, j) - dot) * scale;
+    T* row = ds.data.data() + i * s;
+    hd::softmax_backward_row<T>(row, p.data.data() + i * s, row, s, scale, hd::Store<T>{});
   }
   dq = stored(gemm(ds, Trans::no, k, Trans::no), st);
   dk = stored(gemm(ds, Trans::yes, q, Trans::no), st);
@@ -103,11 +90,12 @@ void attention_backward_of(const Matrix<T>& q, const Matrix<T>& k, const Matrix<
 }  // namespace
 
 void use_one_blas_thread() { openblas_set_num_threads(1); }
+void use_blas_threads(int n) { openblas_set_num_threads(n); }
 
-float gelu(float x) { return gelu_of(x); }
-double gelu(double x) { return gelu_of(x); }
-float gelu_grad(float x) { return gelu_grad_of(x); }
-double gelu_grad(double x) { return gelu_grad_of(x); }
+float gelu(float x) { return hd::gelu(x); }
+double gelu(double x) { return hd::gelu(x); }
+float gelu_grad(float x) { return hd::gelu_grad(x); }
+double gelu_grad(double x) { return hd::gelu_grad(x); }
 
 void matmul(const Tensor& a, Trans ta, const Tensor& b, Trans tb, Tensor& c, DataType storage) {
   c = gemm(a, ta, b, tb);

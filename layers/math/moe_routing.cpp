@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "collscope/errors.hpp"
+#include "collscope/layers/math/hd_routing.hpp"
 
 namespace collscope::layers {
 
@@ -34,19 +35,13 @@ std::string_view routing_mode_name(RoutingMode m) {
   return "skewed";
 }
 
-std::size_t hot_experts(std::size_t experts) { return std::max<std::size_t>(1, experts / 4); }
+std::size_t hot_experts(std::size_t experts) { return hd::hot_experts(experts); }
 
 double routing_bias(const RouterSpec& s, std::size_t token, std::size_t expert) {
-  switch (s.mode) {
-    case RoutingMode::learned: return 0;
-    case RoutingMode::uniform: {
-      const std::size_t first = (token * s.topk) % s.experts;
-      const std::size_t offset = (expert + s.experts - first) % s.experts;
-      return offset < s.topk ? 4.0 : 0.0;
-    }
-    case RoutingMode::skewed: return expert < hot_experts(s.experts) ? 1.0 : 0.0;
-  }
-  return 0;
+  const int mode = s.mode == RoutingMode::learned   ? hd::kRoutingLearned
+                   : s.mode == RoutingMode::uniform ? hd::kRoutingUniform
+                                                    : hd::kRoutingSkewed;
+  return hd::routing_bias(mode, s.experts, s.topk, token, expert);
 }
 
 std::size_t expert_capacity(const RouterSpec& s, std::size_t tokens) {
@@ -58,22 +53,15 @@ std::size_t expert_capacity(const RouterSpec& s, std::size_t tokens) {
 
 template <class T>
 std::vector<int> top_k(const T* row, std::size_t experts, std::size_t k) {
-  std::vector<int> idx(experts);
-  std::iota(idx.begin(), idx.end(), 0);
-  std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return row[a] > row[b]; });
-  idx.resize(k);
+  std::vector<int> idx(k);
+  hd::top_k_of(row, experts, k, idx.data());
   return idx;
 }
 
 namespace {
 
-template <class T>
-void softmax(const T* in, std::size_t n, T* out) {
-  T mx = in[0];
-  for (std::size_t i = 1; i < n; ++i) mx = std::max(mx, in[i]);
-  T sum = 0;
-  for (std::size_t i = 0; i < n; ++i) sum += (out[i] = std::exp(in[i] - mx));
-  for (std::size_t i = 0; i < n; ++i) out[i] /= sum;
+int order_code(RouterOrder o) {
+  return o == RouterOrder::softmax_topk ? hd::kSoftmaxTopk : hd::kTopkSoftmax;
 }
 
 }  // namespace
@@ -81,35 +69,13 @@ void softmax(const T* in, std::size_t n, T* out) {
 template <class T>
 void gates_of(const T* logits, std::size_t experts, const int* chosen, std::size_t k,
               RouterOrder order, T* gates) {
-  if (order == RouterOrder::softmax_topk) {
-    std::vector<T> p(experts);
-    softmax(logits, experts, p.data());
-    for (std::size_t j = 0; j < k; ++j) gates[j] = p[static_cast<std::size_t>(chosen[j])];
-    return;
-  }
-  std::vector<T> picked(k);
-  for (std::size_t j = 0; j < k; ++j) picked[j] = logits[chosen[j]];
-  softmax(picked.data(), k, gates);
+  hd::gates(logits, experts, chosen, k, order_code(order), gates);
 }
 
 template <class T>
 void gates_backward(const T* logits, std::size_t experts, const int* chosen, std::size_t k,
                     RouterOrder order, const T* dgates, T* dlogits) {
-  std::fill(dlogits, dlogits + experts, T(0));
-  if (order == RouterOrder::softmax_topk) {
-    std::vector<T> p(experts), dp(experts, T(0));
-    softmax(logits, experts, p.data());
-    for (std::size_t j = 0; j < k; ++j) dp[static_cast<std::size_t>(chosen[j])] = dgates[j];
-    T dot = 0;
-    for (std::size_t e = 0; e < experts; ++e) dot += p[e] * dp[e];
-    for (std::size_t e = 0; e < experts; ++e) dlogits[e] = p[e] * (dp[e] - dot);
-    return;
-  }
-  std::vector<T> g(k);
-  gates_of(logits, experts, chosen, k, order, g.data());
-  T dot = 0;
-  for (std::size_t j = 0; j < k; ++j) dot += g[j] * dgates[j];
-  for (std::size_t j = 0; j < k; ++j) dlogits[chosen[j]] = g[j] * (dgates[j] - dot);
+  hd::gates_backward(logits, experts, chosen, k, order_code(order), dgates, dlogits);
 }
 
 template std::vector<int> top_k<float>(const float*, std::size_t, std::size_t);
@@ -123,26 +89,20 @@ template void gates_backward<float>(const float*, std::size_t, const int*, std::
 template void gates_backward<double>(const double*, std::size_t, const int*, std::size_t,
                                      RouterOrder, const double*, double*);
 
+// Highest gate first; equal gates: lower slot (token) first (hd::within_capacity).
 void apply_capacity(Routing& r, std::size_t capacity) {
   r.kept.assign(r.tokens * r.topk, 1);
-  if (capacity == 0) return;
-  std::vector<std::vector<std::size_t>> by_expert(r.experts);
   for (std::size_t s = 0; s < r.kept.size(); ++s)
-    by_expert[static_cast<std::size_t>(r.expert[s])].push_back(s);
-  for (std::vector<std::size_t>& slots : by_expert) {
-    // Highest gate first; equal gates: lower slot (token) first.
-    std::stable_sort(slots.begin(), slots.end(),
-                     [&](std::size_t a, std::size_t b) { return r.gate[a] > r.gate[b]; });
-    for (std::size_t i = capacity; i < slots.size(); ++i) r.kept[slots[i]] = 0;
-  }
+    r.kept[s] = hd::within_capacity(r.expert.data(), r.gate.data(), r.kept.size(), s, capacity);
 }
 
+// Kept slots by expert, then by slot (hd::permuted_position).
 void permute(Routing& r) {
-  r.order.clear();
+  std::size_t kept = 0;
+  for (std::uint8_t k : r.kept) kept += k;
+  r.order.assign(kept, 0);
   for (std::size_t s = 0; s < r.kept.size(); ++s)
-    if (r.kept[s]) r.order.push_back(s);
-  std::stable_sort(r.order.begin(), r.order.end(),
-                   [&](std::size_t a, std::size_t b) { return r.expert[a] < r.expert[b]; });
+    if (r.kept[s]) r.order[hd::permuted_position(r.expert.data(), r.kept.data(), r.kept.size(), s)] = s;
   r.counts.assign(r.experts, 0);
   for (std::size_t s : r.order) ++r.counts[static_cast<std::size_t>(r.expert[s])];
 }

@@ -7,7 +7,9 @@
 //   --ep (default world / ETP), --etp (default 1), --experts E (divisible by EP),
 //   --topk k, --moe-ffn F (default 2H), --capacity-factor C (0: dropless),
 //   --routing learned|uniform|skewed, --router-order softmax_topk|topk_softmax,
-//   --etp-scheme allgather|scatter_gather, --identity-experts.
+//   --etp-scheme allgather|scatter_gather, --identity-experts, --chunks C (ETP 1: the
+//   tokens through the experts in C chunks; with --overlap chunk c+1's dispatch beside
+//   chunk c's experts).
 //
 // Verification, per EP x ETP expert group (one EDP index): the float64 MoE on the
 // gathered X, Wr, experts and dY with the run's routing (its chosen experts and kept
@@ -23,6 +25,7 @@
 
 #include "collscope/errors.hpp"
 #include "collscope/layers/blocks/moe_block.hpp"
+#include "collscope/layers/compute/ops.hpp"
 #include "collscope/layers/framework/gather.hpp"
 #include "collscope/layers/math/data.hpp"
 #include "collscope/layers/pipelines/catalogue.hpp"
@@ -33,6 +36,8 @@ namespace collscope::layers {
 namespace {
 
 using Shape = TokenShape;
+
+constexpr std::int64_t kDeviceExperts = 8;  // -m device (divisible by 1, 2, 4, 8)
 
 class Moe final : public Layer {
  public:
@@ -51,6 +56,10 @@ class Moe final : public Layer {
     add_token_flags(app, shape_, "sequence length S (tokens per rank T = S x B)");
     add_moe_options(app, flags_);
   }
+  void use_device_defaults(const CLI::App& app) override {
+    token_device_defaults(app, shape_);
+    device_default(app, "--experts", flags_.config.experts, kDeviceExperts);
+  }
   LayerShape read_options() override {
     check_token_shape(shape_);
     cfg_ = read_moe_flags(flags_, shape_.hidden);
@@ -63,6 +72,7 @@ class Moe final : public Layer {
     s.json["router_order"] = router_order_name(cfg_.router_order);
     s.json["etp_scheme"] = etp_scheme_name(cfg_.etp_scheme);
     s.json["identity_experts"] = cfg_.identity_experts;
+    s.json["chunks"] = cfg_.chunks;
     return s;
   }
 
@@ -107,8 +117,9 @@ class Moe final : public Layer {
   void setup(LayerContext& ctx) override {
     const DataType st = ctx.storage();
     const std::size_t t = shape_.tokens(), h = shape_.h();
-    x_ = make_full(ctx.seed(), {"X", ctx.world_rank()}, t, h, 1.0f, st);
-    dy_ = make_full(ctx.seed(), {"dY", ctx.world_rank()}, t, h, 1.0f, st);
+    x_ = ops::upload(ctx.engine(), make_full(ctx.seed(), {"X", ctx.world_rank()}, t, h, 1.0f, st), st);
+    dy_ = ops::upload(ctx.engine(), make_full(ctx.seed(), {"dY", ctx.world_rank()}, t, h, 1.0f, st),
+                      st);
     moe_ = std::make_unique<MoeBlock>(cfg_, h, "");
     moe_->setup(ctx);
   }
@@ -148,7 +159,7 @@ class Moe final : public Layer {
   MoeFlags flags_;
   MoeConfig cfg_;  // read from flags_
   std::unique_ptr<MoeBlock> moe_;
-  Tensor x_, dy_, y_, dx_;
+  Array x_, dy_, y_, dx_;
 };
 
 }  // namespace

@@ -16,6 +16,21 @@ void add_attention_flags(CLI::App& app, AttentionFlags& a) {
   app.add_option("--causal", a.causal, "1: causal mask (GPT), 0: full attention");
 }
 
+void device_default(const CLI::App& app, const char* flag, std::int64_t& value,
+                    std::int64_t device_value) {
+  if (app.count(flag) == 0) value = device_value;
+}
+
+void token_device_defaults(const CLI::App& app, TokenShape& s) {
+  device_default(app, "--seq", s.seq, kDeviceSeq);
+  device_default(app, "--batch", s.batch, kDeviceBatch);
+  device_default(app, "--hidden", s.hidden, kDeviceHidden);
+}
+
+void attention_device_defaults(const CLI::App& app, AttentionFlags& a) {
+  device_default(app, "--heads", a.heads, kDeviceHeads);
+}
+
 void require_at_least(std::int64_t value, std::int64_t min, std::string_view flag) {
   if (value < min)
     throw UsageError(std::string(flag) + " must be at least " + std::to_string(min) + ", got " +

@@ -36,11 +36,13 @@
 // float64 attention on the gathered X, Wqkv, Wo, dY, per replica. The per-head softmax is
 // math.hpp's attention_head (float32, storage-rounded) and ref_attention_head (float64);
 // its backward is checked against finite differences in tests/math_test.cpp.
+// --overlap: (2) runs on the TP group's stream while dWo and dWqkv are computed.
 #include <cmath>
 
 #include "collscope/errors.hpp"
 #include "collscope/layers/blocks/tp_block.hpp"
 #include "collscope/layers/blocks/tp_local.hpp"
+#include "collscope/layers/compute/ops.hpp"
 #include "collscope/layers/framework/gather.hpp"
 #include "collscope/layers/math/data.hpp"
 #include "collscope/layers/math/math.hpp"
@@ -92,6 +94,10 @@ class TpAttention final : public Layer {
                     "hidden size H, divisible by --heads");
     add_attention_flags(app, shape_);
   }
+  void use_device_defaults(const CLI::App& app) override {
+    token_device_defaults(app, shape_);
+    attention_device_defaults(app, shape_);
+  }
   LayerShape read_options() override {
     check_token_shape(shape_);
     check_attention_flags(shape_, shape_.hidden);
@@ -118,27 +124,32 @@ class TpAttention final : public Layer {
     const std::size_t t = shape_.tokens(), h = shape_.h(), n = tp.members.size();
     const std::size_t pos = static_cast<std::size_t>(tp.position);
     const DataType st = ctx.storage();
-    x_ = make_full(ctx.seed(), {"X", replica}, t, h, 1.0f, st);
-    dy_ = make_full(ctx.seed(), {"dY", replica}, t, h, 1.0f, st);
-    wqkv_ = qkv_weight_shard(ctx.seed(), h, pos, n, st);
-    wo_ = out_proj_weight_shard(ctx.seed(), h, pos, n, st);
+    Engine& e = ctx.engine();
+    x_ = ops::upload(e, make_full(ctx.seed(), {"X", replica}, t, h, 1.0f, st), st);
+    dy_ = ops::upload(e, make_full(ctx.seed(), {"dY", replica}, t, h, 1.0f, st), st);
+    wqkv_ = ops::upload(e, qkv_weight_shard(ctx.seed(), h, pos, n, st), st);
+    wo_ = ops::upload(e, out_proj_weight_shard(ctx.seed(), h, pos, n, st), st);
   }
 
   void forward(LayerContext& ctx) override {
     const DataType st = ctx.storage();
     attention_core_forward(x_, wqkv_, attention_shape(shape_), st, core_);
-    matmul(core_.context, Trans::no, wo_, Trans::no, y_, st);
-    ctx.calls().allreduce_sum(GroupKind::tp, kForwardSite, y_);
+    y_ = ops::matmul(core_.context, Trans::no, wo_, Trans::no, st);
+    ctx.calls().allreduce(GroupKind::tp, kForwardSite, y_);
   }
 
+  // dX first, its allreduce beside the weight gradients (--overlap).
   void backward(LayerContext& ctx) override {
     const DataType st = ctx.storage();
-    const Tensor dcontext = matmul(dy_, Trans::no, wo_, Trans::yes, st);
-    matmul(core_.context, Trans::yes, dy_, Trans::no, dwo_, st);
-    const Tensor dqkv = attention_core_backward(core_, dcontext, attention_shape(shape_), st);
-    matmul(x_, Trans::yes, dqkv, Trans::no, dwqkv_, st);
-    matmul(dqkv, Trans::no, wqkv_, Trans::yes, dx_, st);
-    ctx.calls().allreduce_sum(GroupKind::tp, kBackwardSite, dx_);
+    const Array dcontext = ops::matmul(dy_, Trans::no, wo_, Trans::yes, st);
+    const Array dqkv = attention_core_backward(core_, dcontext, attention_shape(shape_), st,
+                                               attention_ds_dtype(ctx.engine(), st));
+    dx_ = ops::matmul(dqkv, Trans::no, wqkv_, Trans::yes, st);
+    const Ticket t =
+        ctx.calls().allreduce(GroupKind::tp, kBackwardSite, dx_, ReduceOp::sum, Join::later);
+    dwo_ = ops::matmul(core_.context, Trans::yes, dy_, Trans::no, st);
+    dwqkv_ = ops::matmul(x_, Trans::yes, dqkv, Trans::no, st);
+    ctx.calls().join(t);
   }
 
   std::vector<TensorCheck> verify(LayerContext& ctx, Passes p) override {
@@ -177,10 +188,10 @@ class TpAttention final : public Layer {
   }
 
   Shape shape_;
-  Tensor x_, dy_, wqkv_, wo_;     // inputs and weights (this rank's shards)
+  Array x_, dy_, wqkv_, wo_;      // inputs and weights (this rank's shards)
   AttentionSaved core_;           // forward: QKV, P per (head, sequence), context
-  Tensor y_;                      // forward: output
-  Tensor dx_, dwqkv_, dwo_;       // backward: gradients
+  Array y_;                       // forward: output
+  Array dx_, dwqkv_, dwo_;        // backward: gradients
 };
 
 }  // namespace

@@ -24,11 +24,14 @@
 // elements, the MLP as 4 Phi (textbook_figure below).
 // Verification: Y, dX from every rank; dW1, dW2 assembled from the shards; against the
 // float64 MLP on the gathered X, W1, W2, dY, per replica.
+// --overlap: (2) runs on the TP group's stream while dW2 and dW1 are computed (they do
+// not need dX); without it they follow it. The arithmetic is the same either way.
 #include <cmath>
 
 #include "collscope/errors.hpp"
 #include "collscope/layers/blocks/tp_block.hpp"
 #include "collscope/layers/blocks/tp_local.hpp"
+#include "collscope/layers/compute/ops.hpp"
 #include "collscope/layers/framework/gather.hpp"
 #include "collscope/layers/math/data.hpp"
 #include "collscope/layers/math/math.hpp"
@@ -63,6 +66,10 @@ class TpMlp final : public Layer {
     add_token_flags(app, shape_, "sequence length S (tokens T = S x B)");
     app.add_option("-F,--ffn", shape_.ffn, "FFN size F (default 4 x H), divisible by TP");
   }
+  void use_device_defaults(const CLI::App& app) override {
+    token_device_defaults(app, shape_);
+    device_default(app, "--ffn", shape_.ffn, 4 * kDeviceHidden);
+  }
   LayerShape read_options() override {
     check_token_shape(shape_);
     require_at_least(shape_.ffn, 0, "--ffn");
@@ -89,27 +96,34 @@ class TpMlp final : public Layer {
     const std::size_t t = shape_.tokens(), h = shape_.h(), n = tp.members.size();
     const std::size_t pos = static_cast<std::size_t>(tp.position);
     const DataType st = ctx.storage();
-    x_ = make_full(ctx.seed(), {"X", replica}, t, h, 1.0f, st);
-    dy_ = make_full(ctx.seed(), {"dY", replica}, t, h, 1.0f, st);
-    w1_ = fc1_weight_shard(ctx.seed(), h, shape_.f(), pos, n, st);
-    w2_ = fc2_weight_shard(ctx.seed(), h, shape_.f(), pos, n, st);
+    Engine& e = ctx.engine();
+    x_ = ops::upload(e, make_full(ctx.seed(), {"X", replica}, t, h, 1.0f, st), st);
+    dy_ = ops::upload(e, make_full(ctx.seed(), {"dY", replica}, t, h, 1.0f, st), st);
+    w1_ = ops::upload(e, fc1_weight_shard(ctx.seed(), h, shape_.f(), pos, n, st), st);
+    w2_ = ops::upload(e, fc2_weight_shard(ctx.seed(), h, shape_.f(), pos, n, st), st);
   }
 
   void forward(LayerContext& ctx) override {
     y_ = mlp_forward(x_, w1_, w2_, ctx.storage(), saved_);
-    ctx.calls().allreduce_sum(GroupKind::tp, kForwardSite, y_);
+    ctx.calls().allreduce(GroupKind::tp, kForwardSite, y_);
   }
 
+  // dX first, its allreduce beside the weight gradients (--overlap).
   void backward(LayerContext& ctx) override {
-    grads_ = mlp_backward(x_, w1_, w2_, saved_, dy_, ctx.storage());
-    ctx.calls().allreduce_sum(GroupKind::tp, kBackwardSite, grads_.dx);
+    const DataType st = ctx.storage();
+    MlpInputGrad in = mlp_input_grad(w1_, w2_, saved_, dy_, st);
+    dx_ = std::move(in.dx);
+    const Ticket t =
+        ctx.calls().allreduce(GroupKind::tp, kBackwardSite, dx_, ReduceOp::sum, Join::later);
+    mlp_weight_grads(x_, saved_, dy_, in.dz, st, dw1_, dw2_);
+    ctx.calls().join(t);
   }
 
   std::vector<TensorCheck> verify(LayerContext& ctx, Passes p) override {
     const MPI_Comm c = ctx.ctrl();
     const Gathered g{gather_to_root(c, x_),  gather_to_root(c, w1_),  gather_to_root(c, w2_),
-                     gather_to_root(c, dy_), gather_to_root(c, y_),   gather_to_root(c, grads_.dx),
-                     gather_to_root(c, grads_.dw1), gather_to_root(c, grads_.dw2)};
+                     gather_to_root(c, dy_), gather_to_root(c, y_),   gather_to_root(c, dx_),
+                     gather_to_root(c, dw1_), gather_to_root(c, dw2_)};
     return checks_per_group(ctx.world_rank(), ctx.config(), GroupKind::tp,
                             [&](const std::vector<int>& group, std::vector<TensorCheck>& checks) {
                               check_group(g, group, p, ctx.storage(), checks);
@@ -138,10 +152,10 @@ class TpMlp final : public Layer {
   }
 
   Shape shape_;
-  Tensor x_, dy_, w1_, w2_;    // inputs and weights (this rank's shards)
+  Array x_, dy_, w1_, w2_;     // inputs and weights (this rank's shards)
   MlpSaved saved_;             // forward: saved activations
-  Tensor y_;                   // forward: output
-  MlpGrads grads_;             // backward: gradients
+  Array y_;                    // forward: output
+  Array dx_, dw1_, dw2_;       // backward: gradients
 };
 
 }  // namespace

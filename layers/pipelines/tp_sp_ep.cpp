@@ -33,6 +33,7 @@
 #include "collscope/layers/blocks/moe_block.hpp"
 #include "collscope/layers/blocks/tp_local.hpp"
 #include "collscope/layers/blocks/tp_to_sp_switch_block.hpp"
+#include "collscope/layers/compute/ops.hpp"
 #include "collscope/layers/framework/gather.hpp"
 #include "collscope/layers/math/data.hpp"
 #include "collscope/layers/math/math.hpp"
@@ -103,6 +104,11 @@ class TpSpEp final : public Layer {
                    "TP->SP transition: allreduce, reduce_scatter or alltoall (as layer_tp_to_sp)");
     add_moe_options(app, moe_flags_);
   }
+  void use_device_defaults(const CLI::App& app) override {
+    token_device_defaults(app, shape_);
+    attention_device_defaults(app, shape_);
+    device_default(app, "--experts", moe_flags_.config.experts, 8);
+  }
   LayerShape read_options() override {
     check_token_shape(shape_);
     check_attention_flags(shape_, shape_.hidden);
@@ -122,6 +128,7 @@ class TpSpEp final : public Layer {
     s.json["capacity_factor"] = moe_config_.capacity_factor;
     s.json["routing"] = routing_mode_name(moe_config_.routing);
     s.json["router_order"] = router_order_name(moe_config_.router_order);
+    s.json["chunks"] = moe_config_.chunks;
     return s;
   }
 
@@ -153,9 +160,10 @@ class TpSpEp final : public Layer {
     const std::size_t t = shape_.tokens(), h = shape_.h(), n = tp.members.size();
     const std::size_t pos = static_cast<std::size_t>(tp.position);
     const DataType st = ctx.storage();
-    x_ = make_full(ctx.seed(), {"X", replica}, t, h, 1.0f, st);
-    dy_ = make_full(ctx.seed(), {"dY", ctx.world_rank()}, t / n, h, 1.0f, st);
-    wqkv_ = qkv_weight_shard(ctx.seed(), h, pos, n, st);
+    Engine& e = ctx.engine();
+    x_ = ops::upload(e, make_full(ctx.seed(), {"X", replica}, t, h, 1.0f, st), st);
+    dy_ = ops::upload(e, make_full(ctx.seed(), {"dY", ctx.world_rank()}, t / n, h, 1.0f, st), st);
+    wqkv_ = ops::upload(e, qkv_weight_shard(ctx.seed(), h, pos, n, st), st);
     t2s_ = std::make_unique<TpToSpBlock>(transition(c));
     t2s_->setup(ctx, "Wo");
     moe_ = std::make_unique<MoeBlock>(moe_config_, h, "moe ");
@@ -168,14 +176,18 @@ class TpSpEp final : public Layer {
     y_ = moe_->forward(ctx, z_);
   }
 
+  // dX's allreduce beside dWqkv's GEMM (--overlap).
   void backward(LayerContext& ctx) override {
     const DataType st = ctx.storage();
-    const Tensor dz = moe_->backward(ctx, dy_);
-    const Tensor dcontext = t2s_->backward(ctx, dz);
-    const Tensor dqkv = attention_core_backward(core_, dcontext, shape_.attention(), st);
-    matmul(x_, Trans::yes, dqkv, Trans::no, dwqkv_, st);
-    matmul(dqkv, Trans::no, wqkv_, Trans::yes, dx_, st);
-    ctx.calls().allreduce_sum(GroupKind::tp, kDxSite, dx_);
+    const Array dz = moe_->backward(ctx, dy_);
+    const Array dcontext = t2s_->backward(ctx, dz);
+    const Array dqkv = attention_core_backward(core_, dcontext, shape_.attention(), st,
+                                               attention_ds_dtype(ctx.engine(), st));
+    dx_ = ops::matmul(dqkv, Trans::no, wqkv_, Trans::yes, st);
+    const Ticket t =
+        ctx.calls().allreduce(GroupKind::tp, kDxSite, dx_, ReduceOp::sum, Join::later);
+    dwqkv_ = ops::matmul(x_, Trans::yes, dqkv, Trans::no, st);
+    ctx.calls().join(t);
   }
 
   std::vector<TensorCheck> verify(LayerContext& ctx, Passes p) override;
@@ -198,10 +210,10 @@ class TpSpEp final : public Layer {
   MoeConfig moe_config_;  // read from moe_flags_
   std::unique_ptr<TpToSpBlock> t2s_;
   std::unique_ptr<MoeBlock> moe_;
-  Tensor x_, dy_, wqkv_;   // inputs and this rank's QKV shard
+  Array x_, dy_, wqkv_;    // inputs and this rank's QKV shard
   AttentionSaved core_;    // forward: QKV, probabilities, context [T, H/N]
-  Tensor z_, y_;           // forward: the transition's and the MoE's outputs [T/N, H]
-  Tensor dx_, dwqkv_;      // backward
+  Array z_, y_;            // forward: the transition's and the MoE's outputs [T/N, H]
+  Array dx_, dwqkv_;       // backward
 };
 
 TextbookFigure TpSpEp::textbook_figure(const ParallelConfig& c, Passes p,

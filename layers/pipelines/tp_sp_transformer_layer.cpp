@@ -54,6 +54,8 @@
 // Plain TP's ring allreduce sends the same 2 (N-1)/N T H per block: SP moves the same
 // bytes as TP (layer_tp_mlp, layer_tp_attention measure it), it only stores 1/N of the
 // LayerNorm activations.
+// --overlap: each block's backward reduce-scatter of its input gradient (4) runs on the
+// TP group's stream while the block's weight gradients are computed.
 // Verification: Y, dX (the shards, against the rows of the reference), dWqkv, dWo, dW1,
 // dW2 (assembled from the shards), dgamma1, dbeta1, dgamma2, dbeta2 (every rank's
 // allreduced copy) against the float64 layer on the gathered X, weights and dY.
@@ -62,6 +64,7 @@
 
 #include "collscope/errors.hpp"
 #include "collscope/layers/blocks/tp_local.hpp"
+#include "collscope/layers/compute/ops.hpp"
 #include "collscope/layers/framework/gather.hpp"
 #include "collscope/layers/math/data.hpp"
 #include "collscope/layers/math/layernorm.hpp"
@@ -90,14 +93,6 @@ struct Shape : TokenShape, AttentionFlags {
 
 AttentionShape attention_shape(const Shape& sh) { return layers::attention_shape(sh, sh); }
 
-// a + b, element-wise, rounded to storage (the residual adds), and its float64 form.
-Tensor plus(const Tensor& a, const Tensor& b, DataType st) {
-  Tensor out = a;
-  for (std::size_t i = 0; i < out.size(); ++i) out.data[i] += b.data[i];
-  round_to_storage(out, st);
-  return out;
-}
-
 RefTensor ref_plus(const RefTensor& a, const RefTensor& b) {
   RefTensor out = a;
   ref_add(out, b);
@@ -117,6 +112,16 @@ template <class T>
 Matrix<T> pack_ln_grads(const Matrix<T>& g1, const Matrix<T>& b1, const Matrix<T>& g2,
                         const Matrix<T>& b2) {
   return concat_columns(std::vector<Matrix<T>>{g1, b1, g2, b2});
+}
+
+Array pack_ln_grads(const Array& g1, const Array& b1, const Array& g2, const Array& b2) {
+  Array out(g1.engine(), 1, 4 * g1.cols(), g1.dtype());
+  std::size_t at = 0;
+  for (const Array* a : {&g1, &b1, &g2, &b2}) {
+    ops::put_columns(out, at, *a);
+    at += a->cols();
+  }
+  return out;
 }
 
 // ---- the float64 layer on whole tensors ----------------------------------------------
@@ -180,6 +185,11 @@ class TpSp final : public Layer {
     add_attention_flags(app, shape_);
     app.add_option("-F,--ffn", shape_.ffn, "FFN size F (default 4 x H), divisible by TP");
   }
+  void use_device_defaults(const CLI::App& app) override {
+    token_device_defaults(app, shape_);
+    attention_device_defaults(app, shape_);
+    device_default(app, "--ffn", shape_.ffn, 4 * kDeviceHidden);
+  }
   LayerShape read_options() override {
     check_token_shape(shape_);
     check_attention_flags(shape_, shape_.hidden);
@@ -227,24 +237,25 @@ class TpSp final : public Layer {
   void check_group(const Gathered& g, const std::vector<int>& group, Passes p, DataType st,
                    std::vector<TensorCheck>& checks) const;
 
-  Tensor gather_rows(LayerContext& ctx, const char* site, const Tensor& mine) const;
-  Tensor scatter_rows(LayerContext& ctx, const char* site, const Tensor& full) const;
+  Array gather_rows(LayerContext& ctx, const char* site, const Array& mine) const;
+  Array scatter_rows(LayerContext& ctx, const char* site, const Array& full,
+                     Ticket* ticket = nullptr) const;
 
   Shape shape_;
   std::size_t local_tokens_ = 0;                        // T / N
-  Tensor x_, dy_;                                       // [T/N, H] shards
-  Tensor gamma1_, beta1_, gamma2_, beta2_;              // [1, H] replicated
-  Tensor wqkv_, wo_, w1_, w2_;                          // this rank's weight shards
+  Array x_, dy_;                                        // [T/N, H] shards
+  Array gamma1_, beta1_, gamma2_, beta2_;               // [1, H] replicated
+  Array wqkv_, wo_, w1_, w2_;                           // this rank's weight shards
   // forward, saved for backward
-  LayerNormSaved ln1_, ln2_;
-  Tensor a1_, a2_;       // gathered LayerNorm outputs [T, H]
+  ops::LayerNormStats ln1_, ln2_;
+  Array a1_, a2_;        // gathered LayerNorm outputs [T, H]
   AttentionSaved core_;  // QKV, P, context of the local heads
-  Tensor x2_;            // [T/N, H] after the attention residual
+  Array x2_;             // [T/N, H] after the attention residual
   MlpSaved mlp_;
-  Tensor y_;             // [T/N, H]
+  Array y_;              // [T/N, H]
   // backward
-  Tensor dx_, dwqkv_, dwo_, dw1_, dw2_;
-  Tensor ln_grads_;      // [1, 4H], allreduced
+  Array dx_, dwqkv_, dwo_, dw1_, dw2_;
+  Array ln_grads_;       // [1, 4H], allreduced
 };
 
 TextbookFigure TpSp::textbook_figure(const ParallelConfig& c, Passes p,
@@ -279,69 +290,81 @@ void TpSp::setup(LayerContext& ctx) {
   const std::size_t h = shape_.h(), f = shape_.f();
   const std::uint64_t seed = ctx.seed();
   const DataType st = ctx.storage();
+  Engine& e = ctx.engine();
+  const auto up = [&](const Tensor& t) { return ops::upload(e, t, st); };
   local_tokens_ = shape_.tokens() / n;
   const BlockSpec rows{h, pos * local_tokens_, local_tokens_, 0, h};
-  x_ = make_block(seed, {"X", replica}, rows, 1.0f, st);
-  dy_ = make_block(seed, {"dY", replica}, rows, 1.0f, st);
-  gamma1_ = ln_weight(seed, "gamma1", h, 1.0f, st);
-  beta1_ = ln_weight(seed, "beta1", h, 0.0f, st);
-  gamma2_ = ln_weight(seed, "gamma2", h, 1.0f, st);
-  beta2_ = ln_weight(seed, "beta2", h, 0.0f, st);
-  wqkv_ = qkv_weight_shard(seed, h, pos, n, st);
-  wo_ = out_proj_weight_shard(seed, h, pos, n, st);
-  w1_ = fc1_weight_shard(seed, h, f, pos, n, st);
-  w2_ = fc2_weight_shard(seed, h, f, pos, n, st);
+  x_ = up(make_block(seed, {"X", replica}, rows, 1.0f, st));
+  dy_ = up(make_block(seed, {"dY", replica}, rows, 1.0f, st));
+  gamma1_ = up(ln_weight(seed, "gamma1", h, 1.0f, st));
+  beta1_ = up(ln_weight(seed, "beta1", h, 0.0f, st));
+  gamma2_ = up(ln_weight(seed, "gamma2", h, 1.0f, st));
+  beta2_ = up(ln_weight(seed, "beta2", h, 0.0f, st));
+  wqkv_ = up(qkv_weight_shard(seed, h, pos, n, st));
+  wo_ = up(out_proj_weight_shard(seed, h, pos, n, st));
+  w1_ = up(fc1_weight_shard(seed, h, f, pos, n, st));
+  w2_ = up(fc2_weight_shard(seed, h, f, pos, n, st));
 }
 
 // [T/N, H] -> [T, H] over TP (rank t's rows are block t).
-Tensor TpSp::gather_rows(LayerContext& ctx, const char* site, const Tensor& mine) const {
-  Tensor all(shape_.tokens(), mine.cols);
-  ctx.calls().allgather(GroupKind::tp, site, mine.data, all.data);
+Array TpSp::gather_rows(LayerContext& ctx, const char* site, const Array& mine) const {
+  Array all(ctx.engine(), shape_.tokens(), mine.cols(), mine.dtype());
+  ctx.calls().allgather(GroupKind::tp, site, mine, all);
   return all;
 }
 
-// [T, H] partial sums -> this rank's [T/N, H] rows of their sum over TP.
-Tensor TpSp::scatter_rows(LayerContext& ctx, const char* site, const Tensor& full) const {
-  Tensor mine(local_tokens_, full.cols);
-  ctx.calls().reduce_scatter(GroupKind::tp, site, full.data, mine.data);
+// [T, H] partial sums -> this rank's [T/N, H] rows of their sum over TP; with a ticket,
+// joined where the caller says (--overlap).
+Array TpSp::scatter_rows(LayerContext& ctx, const char* site, const Array& full,
+                         Ticket* ticket) const {
+  Array mine(ctx.engine(), local_tokens_, full.cols(), full.dtype());
+  const Ticket t = ctx.calls().reduce_scatter(GroupKind::tp, site, full, mine, ReduceOp::sum,
+                                              ticket ? Join::later : Join::now);
+  if (ticket) *ticket = t;
   return mine;
 }
 
 void TpSp::forward(LayerContext& ctx) {
   const DataType st = ctx.storage();
   // attention block
-  a1_ = gather_rows(ctx, kFwdAttnGather, layernorm_forward(x_, gamma1_, beta1_, st, ln1_));
+  a1_ = gather_rows(ctx, kFwdAttnGather, ops::layernorm(x_, gamma1_, beta1_, st, ln1_));
   attention_core_forward(a1_, wqkv_, attention_shape(shape_), st, core_);
-  const Tensor attn = matmul(core_.context, Trans::no, wo_, Trans::no, st);
-  x2_ = plus(x_, scatter_rows(ctx, kFwdAttnScatter, attn), st);
+  const Array attn = ops::matmul(core_.context, Trans::no, wo_, Trans::no, st);
+  x2_ = ops::add(x_, scatter_rows(ctx, kFwdAttnScatter, attn), st);
   // MLP block
-  a2_ = gather_rows(ctx, kFwdMlpGather, layernorm_forward(x2_, gamma2_, beta2_, st, ln2_));
-  const Tensor mlp = mlp_forward(a2_, w1_, w2_, st, mlp_);
-  y_ = plus(x2_, scatter_rows(ctx, kFwdMlpScatter, mlp), st);
+  a2_ = gather_rows(ctx, kFwdMlpGather, ops::layernorm(x2_, gamma2_, beta2_, st, ln2_));
+  const Array mlp = mlp_forward(a2_, w1_, w2_, st, mlp_);
+  y_ = ops::add(x2_, scatter_rows(ctx, kFwdMlpScatter, mlp), st);
 }
 
 void TpSp::backward(LayerContext& ctx) {
   const DataType st = ctx.storage();
-  // MLP block: dY's rows gathered, the partial dLN2 scattered back to rows
-  MlpGrads mlp = mlp_backward(a2_, w1_, w2_, mlp_, gather_rows(ctx, kBwdMlpGather, dy_), st);
-  dw1_ = std::move(mlp.dw1);
-  dw2_ = std::move(mlp.dw2);
-  const LayerNormGrads ln2 =
-      layernorm_backward(x2_, gamma2_, ln2_, scatter_rows(ctx, kBwdMlpScatter, mlp.dx), st);
-  const Tensor dx2 = plus(dy_, ln2.dx, st);
+  CollectiveCalls& calls = ctx.calls();
+  // MLP block: dY's rows gathered, the partial dLN2 scattered back to rows beside the
+  // weight gradients
+  const Array dy_all = gather_rows(ctx, kBwdMlpGather, dy_);
+  const MlpInputGrad mlp = mlp_input_grad(w1_, w2_, mlp_, dy_all, st);
+  Ticket t;
+  const Array dln2 = scatter_rows(ctx, kBwdMlpScatter, mlp.dx, &t);
+  mlp_weight_grads(a2_, mlp_, dy_all, mlp.dz, st, dw1_, dw2_);
+  calls.join(t);
+  const ops::LayerNormGrads ln2 = ops::layernorm_backward(x2_, gamma2_, ln2_, dln2, st);
+  const Array dx2 = ops::add(dy_, ln2.dx, st);
   // attention block
-  const Tensor dx2_all = gather_rows(ctx, kBwdAttnGather, dx2);
-  const Tensor dcontext = matmul(dx2_all, Trans::no, wo_, Trans::yes, st);
-  matmul(core_.context, Trans::yes, dx2_all, Trans::no, dwo_, st);
-  const Tensor dqkv = attention_core_backward(core_, dcontext, attention_shape(shape_), st);
-  matmul(a1_, Trans::yes, dqkv, Trans::no, dwqkv_, st);
-  const Tensor da1 = matmul(dqkv, Trans::no, wqkv_, Trans::yes, st);
-  const LayerNormGrads ln1 =
-      layernorm_backward(x_, gamma1_, ln1_, scatter_rows(ctx, kBwdAttnScatter, da1), st);
-  dx_ = plus(dx2, ln1.dx, st);
+  const Array dx2_all = gather_rows(ctx, kBwdAttnGather, dx2);
+  const Array dcontext = ops::matmul(dx2_all, Trans::no, wo_, Trans::yes, st);
+  const Array dqkv = attention_core_backward(core_, dcontext, attention_shape(shape_), st,
+                                             attention_ds_dtype(ctx.engine(), st));
+  const Array da1 = ops::matmul(dqkv, Trans::no, wqkv_, Trans::yes, st);
+  const Array dln1 = scatter_rows(ctx, kBwdAttnScatter, da1, &t);
+  dwo_ = ops::matmul(core_.context, Trans::yes, dx2_all, Trans::no, st);
+  dwqkv_ = ops::matmul(a1_, Trans::yes, dqkv, Trans::no, st);
+  calls.join(t);
+  const ops::LayerNormGrads ln1 = ops::layernorm_backward(x_, gamma1_, ln1_, dln1, st);
+  dx_ = ops::add(dx2, ln1.dx, st);
   // the sequence-parallel LayerNorm weights' gradients: partial over T/N tokens
   ln_grads_ = pack_ln_grads(ln1.dgamma, ln1.dbeta, ln2.dgamma, ln2.dbeta);
-  ctx.calls().allreduce_sum(GroupKind::tp, kBwdLnAllreduce, ln_grads_);
+  calls.allreduce(GroupKind::tp, kBwdLnAllreduce, ln_grads_);
 }
 
 struct TpSp::Gathered {
@@ -351,7 +374,7 @@ struct TpSp::Gathered {
 
 std::vector<TensorCheck> TpSp::verify(LayerContext& ctx, Passes p) {
   const MPI_Comm c = ctx.ctrl();
-  const auto all = [c](const Tensor& t) { return gather_to_root(c, t); };
+  const auto all = [c](const Array& a) { return gather_to_root(c, a); };
   Gathered g{all(x_),   all(dy_),  all(gamma1_), all(beta1_), all(gamma2_), all(beta2_),
              all(wqkv_), all(wo_), all(w1_),     all(w2_),    all(y_),      all(dx_),
              all(dwqkv_), all(dwo_), all(dw1_),  all(dw2_),   all(ln_grads_)};

@@ -39,6 +39,7 @@
 
 #include "collscope/errors.hpp"
 #include "collscope/layers/blocks/tp_to_sp_switch_block.hpp"
+#include "collscope/layers/compute/ops.hpp"
 #include "collscope/layers/framework/gather.hpp"
 #include "collscope/layers/math/data.hpp"
 #include "collscope/layers/math/math.hpp"
@@ -84,6 +85,7 @@ class TpToSp final : public Layer {
     app.add_option("-K,--k", shape_.k, "input width K of out_linear (default H), divisible by TP");
     app.add_option("--scheme", shape_.scheme_name, "allreduce, reduce_scatter or alltoall");
   }
+  void use_device_defaults(const CLI::App& app) override { token_device_defaults(app, shape_); }
   LayerShape read_options() override {
     check_token_shape(shape_);
     require_at_least(shape_.k, 0, "--k");
@@ -116,10 +118,14 @@ class TpToSp final : public Layer {
     const std::size_t n = tp.members.size(), t = static_cast<std::size_t>(tp.position);
     const std::size_t rows = shape_.tokens() / n, k = shape_.k_width() / n;
     const DataType st = ctx.storage();
-    y_ = make_block(ctx.seed(), {"Y", replica}, {shape_.k_width(), 0, shape_.tokens(), t * k, k},
-                    1.0f, st);
-    dz_ = make_block(ctx.seed(), {"dZ", replica}, {shape_.h(), t * rows, rows, 0, shape_.h()},
-                     1.0f, st);
+    y_ = ops::upload(ctx.engine(),
+                     make_block(ctx.seed(), {"Y", replica},
+                                {shape_.k_width(), 0, shape_.tokens(), t * k, k}, 1.0f, st),
+                     st);
+    dz_ = ops::upload(ctx.engine(),
+                      make_block(ctx.seed(), {"dZ", replica},
+                                 {shape_.h(), t * rows, rows, 0, shape_.h()}, 1.0f, st),
+                      st);
     block_.emplace(block(static_cast<int>(n)));
     block_->setup(ctx, kWeightName);
   }
@@ -185,8 +191,8 @@ class TpToSp final : public Layer {
   Shape shape_;
   TpToSpScheme scheme_ = TpToSpScheme::allreduce;  // read from shape_.scheme_name
   std::optional<TpToSpBlock> block_;  // setup: the scheme's block at this TP size
-  Tensor y_, dz_;                     // inputs (this rank's shards)
-  Tensor z_, dy_;                     // forward's output, backward's input gradient
+  Array y_, dz_;                      // inputs (this rank's shards)
+  Array z_, dy_;                      // forward's output, backward's input gradient
 };
 
 // The textbook figures (docs/textbook-formulas.md, tp-to-sp) count the forward only, per

@@ -46,6 +46,7 @@
 #include <limits>
 
 #include "collscope/errors.hpp"
+#include "collscope/layers/compute/ops.hpp"
 #include "collscope/layers/framework/gather.hpp"
 #include "collscope/layers/math/data.hpp"
 #include "collscope/layers/math/math.hpp"
@@ -59,6 +60,8 @@ constexpr const char* kEmbedSite = "fwd embedding allreduce Y [T,H]";
 constexpr const char* kMaxSite = "fwd CE allreduce max [T]";
 constexpr const char* kTargetSite = "fwd CE allreduce tgt-logit [T]";
 constexpr const char* kSumExpSite = "fwd CE allreduce sum-exp [T]";
+
+constexpr std::int64_t kDeviceVocab = 32768;  // -m device (divisible by 1, 2, 4, 8)
 
 struct Shape : TokenShape {
   std::int64_t vocab = 64;
@@ -77,6 +80,33 @@ Tensor make_ids(std::uint64_t seed, TensorId id, std::size_t tokens, std::size_t
 }
 
 std::size_t index_of(float id) { return static_cast<std::size_t>(id); }
+
+std::vector<std::int32_t> as_int32(const Tensor& ids) {
+  std::vector<std::int32_t> v(ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) v[i] = static_cast<std::int32_t>(ids.data[i]);
+  return v;
+}
+
+// For each of the shard's v rows, the tokens whose id is that row, in token order
+// (compressed rows: row r's tokens are index[ptr[r] .. ptr[r+1] - 1]): the embedding's
+// gradient adds their dY rows in that order.
+struct TokensByRow {
+  std::vector<std::int32_t> ptr, index;
+};
+
+TokensByRow tokens_by_row(const Tensor& ids, std::size_t row0, std::size_t v) {
+  TokensByRow t;
+  t.ptr.assign(v + 1, 0);
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    if (const std::size_t r = index_of(ids.data[i]) - row0; r < v) ++t.ptr[r + 1];
+  for (std::size_t r = 0; r < v; ++r) t.ptr[r + 1] += t.ptr[r];
+  t.index.resize(static_cast<std::size_t>(t.ptr[v]));
+  std::vector<std::int32_t> at(t.ptr.begin(), t.ptr.end() - 1);
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    if (const std::size_t r = index_of(ids.data[i]) - row0; r < v)
+      t.index[static_cast<std::size_t>(at[r]++)] = static_cast<std::int32_t>(i);
+  return t;
+}
 
 // The float64 layer on whole tensors.
 struct Reference {
@@ -124,6 +154,10 @@ class VocabParallel final : public Layer {
   void add_options(CLI::App& app) override {
     add_token_flags(app, shape_, "sequence length S (tokens T = S x B)");
     app.add_option("-V,--vocab", shape_.vocab, "vocabulary size V, divisible by TP");
+  }
+  void use_device_defaults(const CLI::App& app) override {
+    token_device_defaults(app, shape_);
+    device_default(app, "--vocab", shape_.vocab, kDeviceVocab);
   }
   LayerShape read_options() override {
     check_token_shape(shape_);
@@ -175,60 +209,60 @@ class VocabParallel final : public Layer {
     const int replica = ctx.position(GroupKind::dp).position;
     const std::size_t t = shape_.tokens(), h = shape_.h(), v = shape_.v() / tp.members.size();
     const DataType st = ctx.storage();
+    Engine& e = ctx.engine();
     row0_ = static_cast<std::size_t>(tp.position) * v;
     ids_ = make_ids(ctx.seed(), {"ids", replica}, t, shape_.v());
     targets_ = make_ids(ctx.seed(), {"targets", replica}, t, shape_.v());
-    hd_ = make_full(ctx.seed(), {"Hd", replica}, t, h, 1.0f, st);
-    dy_ = make_full(ctx.seed(), {"dY", replica}, t, h, 1.0f, st);
-    e_ = make_block(ctx.seed(), {"E"}, {h, row0_, v, 0, h},
-                    1.0f / std::sqrt(static_cast<float>(h)), st);
+    ids_d_ = ops::upload_int32(e, as_int32(ids_));
+    targets_d_ = ops::upload_int32(e, as_int32(targets_));
+    const TokensByRow rows = tokens_by_row(ids_, row0_, v);
+    row_ptr_ = ops::upload_int32(e, rows.ptr);
+    row_tokens_ = ops::upload_int32(e, rows.index);
+    hd_ = ops::upload(e, make_full(ctx.seed(), {"Hd", replica}, t, h, 1.0f, st), st);
+    dy_ = ops::upload(e, make_full(ctx.seed(), {"dY", replica}, t, h, 1.0f, st), st);
+    e_ = ops::upload(e, make_block(ctx.seed(), {"E"}, {h, row0_, v, 0, h},
+                                   1.0f / std::sqrt(static_cast<float>(h)), st), st);
   }
 
   void forward(LayerContext& ctx) override {
     const DataType st = ctx.storage();
-    const std::size_t t = shape_.tokens(), h = shape_.h(), v = e_.rows;
-    y_ = Tensor(t, h);
-    for (std::size_t i = 0; i < t; ++i)
-      if (const std::size_t row = local_row(ids_.data[i]); row < v)
-        for (std::size_t c = 0; c < h; ++c) y_.at(i, c) = e_.at(row, c);
-    ctx.calls().allreduce_sum(GroupKind::tp, kEmbedSite, y_);
+    Engine& e = ctx.engine();
+    Kernels& k = e.kernels();
+    const std::size_t t = shape_.tokens(), h = shape_.h(), v = e_.rows();
+    constexpr DataType f32 = DataType::float32;
+    y_ = Array(e, t, h, st);
+    k.embedding_lookup({y_.data(), st}, {e_.data(), st}, ids_d_.as<std::int32_t>(), row0_, v, t,
+                       h, e.stream());
+    ctx.calls().allreduce(GroupKind::tp, kEmbedSite, y_);
 
-    matmul(hd_, Trans::no, e_, Trans::yes, logits_, st);  // [T, v]
-    max_.assign(t, -std::numeric_limits<float>::infinity());
-    for (std::size_t i = 0; i < t; ++i)
-      for (std::size_t j = 0; j < v; ++j) max_[i] = std::max(max_[i], logits_.at(i, j));
-    ctx.calls().allreduce(GroupKind::tp, kMaxSite, max_, ReduceOp::max, DataType::float32);
-    std::vector<float> target(t, 0.0f);
-    for (std::size_t i = 0; i < t; ++i)
-      if (const std::size_t col = local_row(targets_.data[i]); col < v)
-        target[i] = logits_.at(i, col);
-    ctx.calls().allreduce(GroupKind::tp, kTargetSite, target, ReduceOp::sum, DataType::float32);
-    sumexp_.assign(t, 0.0f);
-    for (std::size_t i = 0; i < t; ++i)
-      for (std::size_t j = 0; j < v; ++j) sumexp_[i] += std::exp(logits_.at(i, j) - max_[i]);
-    ctx.calls().allreduce(GroupKind::tp, kSumExpSite, sumexp_, ReduceOp::sum, DataType::float32);
-    loss_ = Tensor(t, 1);
-    for (std::size_t i = 0; i < t; ++i)
-      loss_.data[i] = std::log(sumexp_[i]) + max_[i] - target[i];
+    logits_ = ops::matmul(hd_, Trans::no, e_, Trans::yes, st);  // [T, v]
+    max_ = Array(e, t, 1, f32);
+    k.row_max(max_.as<float>(), {logits_.data(), st}, t, v, e.stream());
+    ctx.calls().allreduce(GroupKind::tp, kMaxSite, max_, ReduceOp::max);
+    Array target(e, t, 1, f32);
+    k.pick(target.as<float>(), {logits_.data(), st}, targets_d_.as<std::int32_t>(), row0_, t, v,
+           e.stream());
+    ctx.calls().allreduce(GroupKind::tp, kTargetSite, target);
+    sumexp_ = Array(e, t, 1, f32);
+    k.row_sum_exp(sumexp_.as<float>(), {logits_.data(), st}, max_.as<float>(), t, v, e.stream());
+    ctx.calls().allreduce(GroupKind::tp, kSumExpSite, sumexp_);
+    loss_ = Array(e, t, 1, f32);
+    k.cross_entropy_loss(loss_.as<float>(), sumexp_.as<float>(), max_.as<float>(),
+                         target.as<float>(), t, e.stream());
   }
 
   void backward(LayerContext& ctx) override {
     const DataType st = ctx.storage();
-    const std::size_t t = shape_.tokens(), h = shape_.h(), v = e_.rows;
-    const float inv_t = 1.0f / static_cast<float>(t);
-    Tensor dlogits(t, v);
-    for (std::size_t i = 0; i < t; ++i) {
-      const std::size_t target = local_row(targets_.data[i]);
-      for (std::size_t j = 0; j < v; ++j) {
-        const float softmax = std::exp(logits_.at(i, j) - max_[i]) / sumexp_[i];
-        dlogits.at(i, j) = store_value((softmax - (j == target ? 1.0f : 0.0f)) * inv_t, st);
-      }
-    }
-    de_ = matmul(dlogits, Trans::yes, hd_, Trans::no, DataType::float32);  // [v, H]
-    for (std::size_t i = 0; i < t; ++i)
-      if (const std::size_t row = local_row(ids_.data[i]); row < v)
-        for (std::size_t c = 0; c < h; ++c) de_.at(row, c) += dy_.at(i, c);
-    round_to_storage(de_, st);  // one rounding of the sum of both uses
+    Engine& e = ctx.engine();
+    const std::size_t t = shape_.tokens(), h = shape_.h(), v = e_.rows();
+    Array dlogits(e, t, v, st);
+    e.kernels().cross_entropy_grad({dlogits.data(), st}, {logits_.data(), st}, max_.as<float>(),
+                                   sumexp_.as<float>(), targets_d_.as<std::int32_t>(), row0_, t,
+                                   v, 1.0f / static_cast<float>(t), e.stream());
+    Array de = ops::matmul(dlogits, Trans::yes, hd_, Trans::no, DataType::float32);  // [v, H]
+    e.kernels().add_rows_csr(de.as<float>(), {dy_.data(), st}, row_ptr_.as<std::int32_t>(),
+                             row_tokens_.as<std::int32_t>(), v, h, e.stream());
+    de_ = ops::cast(de, st);  // one rounding of the sum of both uses
   }
 
   std::vector<TensorCheck> verify(LayerContext& ctx, Passes p) override {
@@ -246,10 +280,6 @@ class VocabParallel final : public Layer {
   struct Gathered {
     std::vector<Tensor> ids, targets, e, hd, dy, y, loss, de;  // by world rank
   };
-
-  // The row of this rank's shard holding token `id`, or a value >= v when another rank
-  // holds it (unsigned wrap-around below row0_).
-  std::size_t local_row(float id) const { return index_of(id) - row0_; }
 
   // One TP group: its replica's reference against what each of its ranks holds. The
   // longest sums: the loss over V logits, dE over the T tokens.
@@ -271,10 +301,13 @@ class VocabParallel final : public Layer {
 
   Shape shape_;
   std::size_t row0_ = 0;             // first vocabulary row of this rank's shard
-  Tensor ids_, targets_, hd_, dy_, e_;  // inputs and the table shard
-  Tensor y_, logits_, loss_;         // forward: embedding output, saved logits, loss
-  std::vector<float> max_, sumexp_;  // forward: per-token global max and sum of exp
-  Tensor de_;                        // backward
+  Tensor ids_, targets_;             // token ids as floats (the verification gathers them)
+  Array ids_d_, targets_d_;          // ... as int32 for the kernels
+  Array row_ptr_, row_tokens_;       // tokens_by_row of the shard
+  Array hd_, dy_, e_;                // inputs and the table shard
+  Array y_, logits_, loss_;          // forward: embedding output, saved logits, loss
+  Array max_, sumexp_;               // forward: per-token global max and sum of exp
+  Array de_;                         // backward
 };
 
 }  // namespace

@@ -121,5 +121,72 @@ TEST(LayerOptions, BadInputIsAUsageError) {
   EXPECT_THROW(algorithms(*layer, parse(*layer, {"--allreduce-alg", "magic"})), UsageError);
 }
 
+// -m device: the shape flags left out take the device defaults, the ones given keep
+// their values, and the storage dtype becomes bfloat16 unless -d says otherwise.
+TEST(LayerOptions, DeviceDefaults) {
+  auto layer = make_tp_mlp();
+  const LayerOptions o = parse(*layer, {"-m", "device"});
+  EXPECT_EQ(o.memory(), MemoryKind::device);
+  EXPECT_EQ(o.storage, DataType::bfloat16);
+  EXPECT_EQ(o.shape.json["S"], 4096);
+  EXPECT_EQ(o.shape.json["B"], 1);
+  EXPECT_EQ(o.shape.json["H"], 4096);
+  EXPECT_EQ(o.shape.json["F"], 16384);
+  const LayerOptions mine = parse(*layer, {"-m", "device", "-S", "8", "-d", "float32"});
+  EXPECT_EQ(mine.shape.json["S"], 8);
+  EXPECT_EQ(mine.shape.json["H"], 4096);
+  EXPECT_EQ(mine.storage, DataType::float32);
+  EXPECT_EQ(parse(*layer, {}).shape.json["S"], 8);  // host: the small defaults
+  auto attention = make_tp_attention();
+  EXPECT_EQ(parse(*attention, {"-m", "device"}).shape.json["heads"], 32);
+}
+
+TEST(LayerOptions, DeviceFlagsAreChecked) {
+  auto layer = make_tp_mlp();
+  const std::vector<std::vector<const char*>> bad = {
+      {"-m", "gpu"},  {"--path", "ipc"}, {"-m", "device", "--path", "wire"},
+      {"--overlap"},  {"-t", "nccl"},    {"-m", "device", "-t", "nccl", "--path", "ipc"},
+      {"--device-map", "0"}, {"-m", "device", "--device-map", "0,,1"},
+      {"-m", "device", "--wait", "nap"}, {"-m", "device", "--path", "staged", "--no-fuse"}};
+  for (const auto& args : bad) EXPECT_THROW(parse(*layer, args), UsageError) << args.back();
+  EXPECT_THROW(algorithms(*layer, parse(*layer, {"-m", "device", "--allreduce-alg", "mpi"})),
+               UsageError);
+  const LayerOptions o = parse(*layer, {"-m", "device", "-t", "nccl", "--overlap"});
+  EXPECT_TRUE(o.overlap);
+  EXPECT_EQ(backend_spec(o).transport, "nccl");
+  EXPECT_EQ(backend_spec(o).memory, MemoryKind::device);
+}
+
+// --buckets: one allreduce per row block of dW, the blocks by the uneven rule.
+TEST(DpGradPlan, BucketsSplitTheGradientsRows) {
+  auto layer = make_dp_grad();
+  const LayerOptions o = parse(*layer, {"-H", "7", "-K", "10", "--buckets", "3"});
+  const std::vector<PlannedCall> plan = layer->plan(layout(*layer, o, 2), o.passes);
+  ASSERT_EQ(plan.size(), 3u);
+  EXPECT_EQ(plan[0].site, "bwd dW allreduce dW bucket 0/3 [H/N,O/TP]");
+  EXPECT_EQ(plan[0].count, 3u * 10u);  // rows 3, 2, 2 of H = 7
+  EXPECT_EQ(plan[1].count, 2u * 10u);
+  EXPECT_EQ(plan[2].count, 2u * 10u);
+  EXPECT_THROW(parse(*layer, {"-H", "7", "--buckets", "8"}), UsageError);
+  EXPECT_THROW(parse(*layer, {"--buckets", "0"}), UsageError);
+}
+
+// --chunks: one count exchange for every chunk, then each chunk's dispatch before the
+// previous chunk's combine.
+TEST(MoePlan, ChunksPipelineDispatchAndCombine) {
+  auto layer = make_moe();
+  const LayerOptions o = parse(*layer, {"--experts", "4", "--chunks", "2"});
+  const std::vector<PlannedCall> plan = layer->plan(layout(*layer, o, 2), {true, false});
+  std::vector<std::string> sites;
+  for (const PlannedCall& c : plan) sites.push_back(c.site);
+  EXPECT_EQ(sites, (std::vector<std::string>{
+                       "fwd counts allgather tokens_per_expert [EP,C,E] int64",
+                       "fwd dispatch alltoallv X rows chunk 0/2", "fwd dispatch alltoallv X rows chunk 1/2",
+                       "fwd combine alltoallv O rows chunk 0/2", "fwd combine alltoallv O rows chunk 1/2"}));
+  EXPECT_EQ(plan[0].count, 2u * 2u * 4u);  // EP x C x E
+  ParallelConfig etp = layout(*layer, parse(*layer, {"--experts", "4", "--chunks", "2", "--etp", "2"}), 4);
+  EXPECT_THROW(layer->plan(etp, {true, true}), UsageError);
+}
+
 }  // namespace
 }  // namespace collscope::layers

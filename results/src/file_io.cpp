@@ -217,7 +217,7 @@ std::string first_mismatch(hid_t file, int version) {
   }
   if (has_layer_group(file)) {
     const std::pair<const char*, const Layout*> children[] = {
-        {"sites", &layer_sites_layout()}, {"site_ranks", &layer_site_ranks_layout()},
+        {"sites", &layer_sites_layout(version)}, {"site_ranks", &layer_site_ranks_layout()},
         {"checks", &layer_checks_layout()}};
     for (const auto& [name, layout] : children)
       if (!dataset_matches(file, layer_path(name), layout->type())) return layer_path(name);

@@ -158,7 +158,7 @@ json decode_layer(const LayerData& d, std::size_t i, int version) {
   const auto [sites_begin, sites_end] = slice(row, "sites", d.sites.size());
   for (std::size_t s = sites_begin; s < sites_end; ++s) {
     json site = json::object();
-    decode_scalars(site, d.sites[s], layer_site_scalars());
+    decode_scalars(site, d.sites[s], layer_site_scalars(version));
     const auto [ranks_begin, ranks_end] = slice(d.sites[s], "ranks", d.site_ranks.size());
     (void)ranks_begin;
     (void)ranks_end;

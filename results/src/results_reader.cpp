@@ -50,7 +50,7 @@ std::vector<StoredRow> stored_layer_rows(hid_t file, int version) {
   if (!has_layer_group(file)) return {};
   LayerData d;
   d.table = read_table(file, layer_table(version));
-  d.sites = read_all(file, layer_path("sites"), layer_sites_layout());
+  d.sites = read_all(file, layer_path("sites"), layer_sites_layout(version));
   d.site_ranks = read_all(file, layer_path("site_ranks"), layer_site_ranks_layout());
   d.checks = read_all(file, layer_path("checks"), layer_checks_layout());
   std::vector<StoredRow> out;

@@ -222,6 +222,39 @@ RankGroupSpec theory_bytes() {
           {{"theory_sent_bytes", "theory_sent_bytes"}, {"theory_recv_bytes", "theory_recv_bytes"}}};
 }
 
+// Version 3 adds where a layer ran and how its time splits: the memory, the
+// collectives' path, the host's wait, the device runtime, the GEMM, the GPU, --overlap;
+// the collectives' exposed and hidden time; the GEMMs' time and rate.
+std::vector<ScalarSpec> layer_scalars(int v) {
+  const char* const* f = v == 1 ? kLayerFigureColumnsV1 : kLayerFigureColumns;
+  std::vector<ScalarSpec> s{{"layer", Kind::text, 32}, {"program", Kind::text, 128},
+                            {"scheme", Kind::text, 32}, {"transport", Kind::text, 16}};
+  if (v >= 3)
+    s.insert(s.end(), {{"memory", Kind::text, 16}, {"path", Kind::text, 16},
+                       {"wait", Kind::text, 16}, {"device_runtime", Kind::text, 16},
+                       {"gemm", Kind::text, 64}, {"gpu", Kind::text, 128},
+                       {"overlap", Kind::boolean}});
+  s.insert(s.end(),
+           {{"nranks", Kind::i32}, {"tp", Kind::i32}, {"cp", Kind::i32}, {"pp", Kind::i32},
+            {"dp", Kind::i32}, {"ep", Kind::i32}, {"etp", Kind::i32}, {"sp", Kind::boolean},
+            {"dtype", Kind::text, 16}, {"passes", Kind::text, 16}, {"shape", Kind::text, 512},
+            {"seed", Kind::u64}, {"algorithms", Kind::text, 512}, {"iters", Kind::i32},
+            {"warmup", Kind::i32}, {"time_us", Kind::f64}, {"time_us_min", Kind::f64},
+            {"time_us_max", Kind::f64}, {"compute_us", Kind::f64}, {"comm_us", Kind::f64}});
+  if (v >= 3)
+    s.insert(s.end(), {{"exposed_comm_us", Kind::f64}, {"hidden_comm_us", Kind::f64},
+                       {"gemm_us", Kind::f64}, {"gemm_flop", Kind::f64},
+                       {"gemm_tflops", Kind::f64, 0, M::null}});
+  s.insert(s.end(),
+           {{"pass", Kind::boolean}, {"verified", Kind::boolean},
+            {"rel_l2_error", Kind::f64, 0, M::null}, {"max_abs_error", Kind::f64, 0, M::null},
+            {"tolerance", Kind::f64, 0, M::null}, {"volume", Kind::text, 16},
+            {"volume_error", Kind::text, 1024}, {f[0], Kind::text, 256}, {f[1], Kind::text, 256},
+            {f[2], Kind::f64}, {f[3], Kind::f64}, {f[4], Kind::text, 2048},
+            {f[5], Kind::i64, 0, M::null}, {f[6], Kind::f64, 0, M::null}});
+  return s;
+}
+
 }  // namespace
 
 // The layer rows: every scalar of the record; `shape` and `algorithms` (small objects) as
@@ -229,25 +262,8 @@ RankGroupSpec theory_bytes() {
 // seed_*); `collectives` and `checks` are the child tables sites and checks.
 const TableSpec& layer_table(int version) {
   return of_version(version, [](int v) {
-    const char* const* f = v == 1 ? kLayerFigureColumnsV1 : kLayerFigureColumns;
     TableSpec l = make_table(
-        "layer",
-        {{"layer", Kind::text, 32}, {"program", Kind::text, 128}, {"scheme", Kind::text, 32},
-         {"transport", Kind::text, 16}, {"nranks", Kind::i32}, {"tp", Kind::i32},
-         {"cp", Kind::i32}, {"pp", Kind::i32}, {"dp", Kind::i32}, {"ep", Kind::i32},
-         {"etp", Kind::i32}, {"sp", Kind::boolean}, {"dtype", Kind::text, 16},
-         {"passes", Kind::text, 16}, {"shape", Kind::text, 512}, {"seed", Kind::u64},
-         {"algorithms", Kind::text, 512}, {"iters", Kind::i32}, {"warmup", Kind::i32},
-         {"time_us", Kind::f64}, {"time_us_min", Kind::f64}, {"time_us_max", Kind::f64},
-         {"compute_us", Kind::f64}, {"comm_us", Kind::f64}, {"pass", Kind::boolean},
-         {"verified", Kind::boolean}, {"rel_l2_error", Kind::f64, 0, M::null},
-         {"max_abs_error", Kind::f64, 0, M::null}, {"tolerance", Kind::f64, 0, M::null},
-         {"volume", Kind::text, 16}, {"volume_error", Kind::text, 1024},
-         {f[0], Kind::text, 256}, {f[1], Kind::text, 256},
-         {f[2], Kind::f64}, {f[3], Kind::f64},
-         {f[4], Kind::text, 2048},
-         {f[5], Kind::i64, 0, M::null},
-         {f[6], Kind::f64, 0, M::null}},
+        "layer", layer_scalars(v),
         {}, {{"transport_env", 512}}, {measured_bytes(), theory_bytes()},
         {{"times_us", Kind::f64, false, M::never}}, {"sites", "checks"});
     l.row_chunk = kLayerRowChunk;  // a layer binary writes one row: small chunks, small files
@@ -268,8 +284,9 @@ nlohmann::json rename_version1_fields(nlohmann::json row) {
   return row;
 }
 
-// One record per collective call site of a layer row (`collectives` in the record).
-const std::vector<ScalarSpec>& layer_site_scalars() {
+// One record per collective call site of a layer row (`collectives` in the record);
+// version 3 adds the call's time on its stream and the part of it no compute covered.
+const std::vector<ScalarSpec>& layer_site_scalars(int version) {
   static const std::vector<ScalarSpec> s{
       {"site", Kind::text, 256},       {"collective", Kind::text, 32},
       {"algorithm", Kind::text, 64},   {"group", Kind::text, 16},
@@ -278,7 +295,13 @@ const std::vector<ScalarSpec>& layer_site_scalars() {
       {"bytes", Kind::u64},
       {"closed_form", Kind::text, 128}, {"closed_form_sent_bytes", Kind::f64, 0, M::null},
       {"volume", Kind::text, 16}};
-  return s;
+  static const std::vector<ScalarSpec> v3 = [] {
+    std::vector<ScalarSpec> t = s;
+    t.push_back({"time_us", Kind::f64, 0, M::null});
+    t.push_back({"exposed_us", Kind::f64, 0, M::null});
+    return t;
+  }();
+  return version >= 3 ? v3 : s;
 }
 
 const std::vector<RankGroupSpec>& layer_site_groups() {
@@ -296,9 +319,10 @@ const std::vector<ScalarSpec>& layer_check_scalars() {
   return s;
 }
 
-const Layout& layer_sites_layout() {
-  static const Layout l = child_layout(layer_site_scalars(), layer_site_groups());
-  return l;
+const Layout& layer_sites_layout(int version) {
+  static const Layout before3 = child_layout(layer_site_scalars(2), layer_site_groups());
+  static const Layout l = child_layout(layer_site_scalars(3), layer_site_groups());
+  return version >= 3 ? l : before3;
 }
 
 const Layout& layer_site_ranks_layout() {

@@ -89,10 +89,11 @@ inline constexpr hsize_t kRunGpuChunk = 64;
 // its first layer row. Its rows table is layer_table(); its sites and checks tables are
 // plain record tables with these layouts and specs.
 const TableSpec& layer_table(int version = kSchemaVersion);
-const std::vector<ScalarSpec>& layer_site_scalars();   // /layer/sites after `row`
+// /layer/sites after `row`, in a file of `version`
+const std::vector<ScalarSpec>& layer_site_scalars(int version = kSchemaVersion);
 const std::vector<RankGroupSpec>& layer_site_groups();  // /layer/site_ranks
 const std::vector<ScalarSpec>& layer_check_scalars();  // /layer/checks after `row`
-const Layout& layer_sites_layout();
+const Layout& layer_sites_layout(int version = kSchemaVersion);
 const Layout& layer_site_ranks_layout();
 const Layout& layer_checks_layout();
 inline constexpr hsize_t kLayerRowChunk = 8;     // /layer/rows

@@ -78,9 +78,13 @@ LAYER_SCALARS = {  # /layer/rows
                          "algorithms", "iters", "warmup", "time_us", "time_us_min",
                          "time_us_max", "compute_us", "comm_us", "pass", "verified", "volume",
                          "volume_error", "textbook_source", "textbook_formula", "textbook_elements",
-                         "textbook_bytes", "textbook_explanation")},
+                         "textbook_bytes", "textbook_explanation",
+                         # version 3
+                         "memory", "path", "wait", "device_runtime", "gemm", "gpu", "overlap",
+                         "exposed_comm_us", "hidden_comm_us", "gemm_us", "gemm_flop")},
     "rel_l2_error": "null", "max_abs_error": "null", "tolerance": "null",
     "textbook_exact_sent_bytes": "null", "textbook_exact_over_formula": "null",
+    "gemm_tflops": "null",
 }
 FIGURE_KEYS = ("source", "formula", "elements", "bytes", "explanation", "exact_sent_bytes",
              "exact_over_formula")
@@ -88,7 +92,8 @@ LAYER_RANK_GROUPS = {"measured_known": ("sent_bytes", "recv_bytes"),
                      "theory_known": ("theory_sent_bytes", "theory_recv_bytes")}
 SITE_SCALARS = {**{c: None for c in ("site", "collective", "algorithm", "group", "group_size",
                                      "count", "dtype", "bytes", "closed_form", "volume")},
-                "op": "absent", "closed_form_sent_bytes": "null"}
+                "op": "absent", "closed_form_sent_bytes": "null",
+                "time_us": "null", "exposed_us": "null"}  # version 3
 CHECK_SCALARS = {**{c: None for c in ("tensor", "tolerance", "reduction_length", "finite",
                                       "pass")},
                  "rel_l2_error": "null", "max_abs_error": "null", "max_abs_tolerance": "null"}

@@ -194,6 +194,8 @@ json layer_site(int n, std::int64_t i, int k, bool vendor) {
   s["closed_form"] = vendor ? "" : "2(N-1)/N x D";
   s["closed_form_sent_bytes"] = vendor ? json(nullptr) : json(2048.5 + static_cast<double>(i));
   s["volume"] = vendor ? "n/a" : i % 5 == 1 ? "MISMATCH" : "ok";
+  s["time_us"] = i % 4 == 3 ? json(nullptr) : json(3.75 + static_cast<double>(i + k));
+  s["exposed_us"] = i % 4 == 3 ? json(nullptr) : json(1.5);
   return s;
 }
 
@@ -220,6 +222,14 @@ json sample_layer(std::int64_t i) {
   j["scheme"] = i % 2 ? "dp" : "tp";
   j["transport"] = i % 3 == 0 ? "ucx" : "mpi";
   j["transport_env"] = i % 3 == 0 ? json{"UCX_TLS=shm,self", "UCX_NET_DEVICES=all"} : json::array();
+  const bool device = i % 3 == 1;  // where it ran (schema version 3)
+  j["memory"] = device ? "device" : "host";
+  j["path"] = device ? (i % 2 ? "nccl" : "ipc") : "host";
+  j["wait"] = device ? "spin" : "";
+  j["device_runtime"] = device ? "cuda" : "";
+  j["gemm"] = device ? "cublas 13.0.2" : "openblas";
+  j["gpu"] = device ? "NVIDIA H200" : "";
+  j["overlap"] = device && i % 2 == 0;
   j["nranks"] = n;
   j["tp"] = i % 2 ? 1 : n;
   j["cp"] = 1;
@@ -243,6 +253,11 @@ json sample_layer(std::int64_t i) {
   j["time_us_max"] = times.empty() ? 0.0 : times.back().get<double>();
   j["compute_us"] = 1.5 + static_cast<double>(i);
   j["comm_us"] = 2.5;
+  j["exposed_comm_us"] = 2.0;
+  j["hidden_comm_us"] = 0.5;
+  j["gemm_us"] = 1.25 + static_cast<double>(i);
+  j["gemm_flop"] = 4096.0 * static_cast<double>(i + 1);
+  j["gemm_tflops"] = i % 6 == 5 ? json(nullptr) : json(0.125 * static_cast<double>(i + 1));
   j["times_us"] = times;
   const int nchecks = i % 7 == 6 ? 0 : 1 + static_cast<int>(i % 3);
   j["pass"] = i % 4 != 1 && i % 5 != 1 && nchecks > 0;

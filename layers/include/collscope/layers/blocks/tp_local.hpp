@@ -15,11 +15,13 @@
 #include <cstdint>
 #include <vector>
 
+#include "collscope/layers/compute/array.hpp"
+#include "collscope/layers/compute/engine.hpp"
 #include "collscope/layers/math/tensor.hpp"
 
 namespace collscope::layers {
 
-// ---- this rank's weight shards (data.hpp), TP position `pos` of `n` ----------------
+// ---- this rank's weight shards (data.hpp), TP position `pos` of `n`, on the host ----------
 
 // Wqkv [H, 3H]: the columns of heads pos n_t .. (pos+1) n_t - 1, [H, 3H/n].
 Tensor qkv_weight_shard(std::uint64_t seed, std::size_t h, std::size_t pos, std::size_t n,
@@ -33,21 +35,37 @@ Tensor fc1_weight_shard(std::uint64_t seed, std::size_t h, std::size_t f, std::s
 Tensor fc2_weight_shard(std::uint64_t seed, std::size_t h, std::size_t f, std::size_t pos,
                         std::size_t n, DataType st);
 
-// ---- MLP: Y = gelu(X W1) W2 ----------------------------------------------------------
+// ---- MLP: Y = gelu(X W1) W2 (arrays in the storage dtype) ------------------------------
 
 struct MlpSaved {
-  Tensor z, a;  // X W1 and gelu of it
+  Array z, a;  // X W1 and gelu of it
 };
 // Y (a partial sum when W2 is a row shard) from X [T, H], W1 [H, f], W2 [f, H].
-Tensor mlp_forward(const Tensor& x, const Tensor& w1, const Tensor& w2, DataType st,
-                   MlpSaved& saved);
-struct MlpGrads {
-  Tensor dx, dw1, dw2;  // dx: a partial sum when W1 is a column shard
+Array mlp_forward(const Array& x, const Array& w1, const Array& w2, DataType st, MlpSaved& saved);
+
+// The backward in two parts, so a TP layer can reduce dX while the weight gradients are
+// computed (--overlap):
+//   input gradient:   dA = dY W2^T, dZ = dA gelu'(Z), dX = dZ W1^T  (dX partial when W1 is
+//                     a column shard)
+//   weight gradients: dW2 = A^T dY, dW1 = X^T dZ
+struct MlpInputGrad {
+  Array dz, dx;
 };
-MlpGrads mlp_backward(const Tensor& x, const Tensor& w1, const Tensor& w2, const MlpSaved& saved,
-                      const Tensor& dy, DataType st);
+MlpInputGrad mlp_input_grad(const Array& w1, const Array& w2, const MlpSaved& saved,
+                            const Array& dy, DataType st);
+void mlp_weight_grads(const Array& x, const MlpSaved& saved, const Array& dy, const Array& dz,
+                      DataType st, Array& dw1, Array& dw2);
+struct MlpGrads {
+  Array dx, dw1, dw2;
+};
+MlpGrads mlp_backward(const Array& x, const Array& w1, const Array& w2, const MlpSaved& saved,
+                      const Array& dy, DataType st);
 
 // ---- attention core: context = attention(X Wqkv), per head ---------------------------
+//
+// Each head's products run as one batched GEMM per sequence over the heads, on views of
+// QKV (head g's Q: columns g 3d .. g 3d + d - 1 of the rows s B + b); the scores are
+// float32, P is stored ([heads x B x S, S], block g B + b per head and sequence).
 
 struct AttentionShape {
   std::size_t batch = 1;     // B sequences (rows s B + b)
@@ -55,15 +73,20 @@ struct AttentionShape {
   bool causal = true;
 };
 struct AttentionSaved {
-  Tensor qkv;                 // [T, 3h]
-  std::vector<Tensor> probs;  // P per (local head g, sequence b), index g B + b
-  Tensor context;             // [T, h]: the heads' outputs side by side
+  Array qkv;      // [T, 3h]
+  Array probs;    // P, [heads x B x S, S]
+  Array context;  // [T, h]: the heads' outputs side by side
 };
 // context [T, h] from X [T, H] and this rank's Wqkv [H, 3h] (h / d whole heads).
-void attention_core_forward(const Tensor& x, const Tensor& wqkv, const AttentionShape& sh,
+void attention_core_forward(const Array& x, const Array& wqkv, const AttentionShape& sh,
                             DataType st, AttentionSaved& saved);
 // dQKV [T, 3h] from dcontext [T, h]; the caller forms dWqkv = X^T dQKV, dX = dQKV Wqkv^T.
-Tensor attention_core_backward(const AttentionSaved& saved, const Tensor& dcontext,
-                               const AttentionShape& sh, DataType st);
+// dS = P (dP - rowsum(dP P)) / sqrt d is kept as `ds_dtype`: float32 on the host (the
+// host layers' arithmetic), the storage dtype on a device, where its two GEMMs run on
+// the tensor cores like P V's (as FlashAttention keeps dS in bfloat16).
+Array attention_core_backward(const AttentionSaved& saved, const Array& dcontext,
+                              const AttentionShape& sh, DataType st, DataType ds_dtype);
+// That dtype for an engine: float32 on the host, `st` on a device.
+DataType attention_ds_dtype(const Engine& e, DataType st);
 
 }  // namespace collscope::layers

@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "collscope/layers/compute/array.hpp"
 #include "collscope/layers/framework/layer.hpp"
 #include "collscope/layers/math/tensor.hpp"
 
@@ -71,13 +72,13 @@ class TpToSpBlock {
   void setup(LayerContext& ctx, std::string_view weight_name);
 
   // Y_t [T, K/N] -> Z_t [T/N, H]; keeps what backward needs.
-  Tensor forward(LayerContext& ctx, const Tensor& y_shard);
+  Array forward(LayerContext& ctx, const Array& y_shard);
   // dZ_t [T/N, H] -> dY_t [T, K/N]; also sets weight_grad() (this rank's rows of dW, or
   // under alltoall the whole dW, summed over the group). Changes nothing forward saved.
-  Tensor backward(LayerContext& ctx, const Tensor& dz_shard);
+  Array backward(LayerContext& ctx, const Array& dz_shard);
 
-  const Tensor& weight() const { return w_; }
-  const Tensor& weight_grad() const { return dw_; }
+  const Array& weight() const { return w_; }
+  const Array& weight_grad() const { return dw_; }
 
   // The whole W (dW) [K, H] of one TP group from every world rank's weight() (weight_grad())
   // gathered by world rank: the group's row shards one above the other, or the group's
@@ -98,8 +99,8 @@ class TpToSpBlock {
   TpToSpScheme scheme_;
   TpToSpShape shape_;
   std::string prefix_;
-  Tensor w_, dw_;
-  Tensor saved_;  // forward's GEMM input: Y_t [T, K/N], or Yhat_t [T/N, K] under alltoall
+  Array w_, dw_;
+  Array saved_;  // forward's GEMM input: Y_t [T, K/N], or Yhat_t [T/N, K] under alltoall
 };
 
 }  // namespace collscope::layers

@@ -1,16 +1,21 @@
 // The collectives a layer calls, each at a named call site ("fwd fc2 allreduce Y [T,H]"),
-// through the algorithm the command line chose for that collective (--allreduce-alg).
-// Every call resets its group's counting transport, runs, and (while recording) keeps
-// what this rank sent and received at that site; the time spent inside the call is the
-// layer's communication time. Buffers travel in the storage dtype (tensor.hpp), unless
-// the call names its own: vocab-parallel cross-entropy reduces its per-token statistics
-// (max, target logit, sum of exponentials) in float32 whatever the storage, with MAX or
-// SUM, as Megatron does; such a call is recorded with its own dtype and op, and its
-// exact theory uses that dtype's element size.
+// through the algorithm the command line chose for that collective (--allreduce-alg),
+// on the arrays themselves (host or device memory, as the engine's): what travels is
+// the array's dtype, the storage dtype for activations and gradients, float32 for the
+// vocabulary-parallel cross-entropy's per-token statistics (max, target logit, sum of
+// exponentials, reduced with MAX or SUM as Megatron does), int64 for the MoE's counts.
+// Every call resets its group's counting executor, runs, and (while recording) keeps
+// what this rank sent and received at that site.
 //
-// Buffers are float32 compute values; a call packs them into the dtype that travels and
-// unpacks what arrives. Counts follow collective.hpp (N = the group's size, blocks by
-// the uneven rule, every buffer out of place except allreduce's and broadcast's):
+// Order and overlap. A call runs on its group's executor stream after the compute
+// enqueued before it (an event), and the compute stream waits for its end (an event)
+// before what comes next: at once (Join::now, and every call without --overlap), or
+// where the layer joins it (Join::later, then join(ticket)), so compute the math allows
+// runs beside it. Each call's span and the compute stream's stretches go to the
+// timeline (timeline.hpp). On host memory a call is done when it returns.
+//
+// Counts follow collective.hpp (N = the group's size, blocks by the uneven rule, every
+// buffer out of place except allreduce's and broadcast's):
 //
 //   allreduce       data: count, in place
 //   allgather       mine: block(position) of count    all: count
@@ -27,17 +32,19 @@
 // on every rank. The verification must then fail.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "collscope/algorithm.hpp"
+#include "collscope/layers/compute/array.hpp"
+#include "collscope/layers/compute/engine.hpp"
 #include "collscope/layers/framework/group_comm.hpp"
-#include "collscope/layers/math/tensor.hpp"
+#include "collscope/layers/framework/timeline.hpp"
 #include "collscope/volume.hpp"
 
 namespace collscope::layers {
@@ -59,75 +66,83 @@ struct CallRecord {
   ReduceOp op = ReduceOp::sum;
   int root = 0;            // rooted collectives
   std::vector<std::uint64_t> splits;  // alltoallv: this rank's group's N x N matrix
-  RankVolume measured;     // this rank's, from its group's counting transport
+  RankVolume measured;     // this rank's, from its group's counting executor
 };
 
 // The algorithm each collective a layer calls runs with (--<collective>-alg).
 using AlgorithmChoice = std::map<Collective, const Algorithm*>;
 
+// When the compute stream waits for a call.
+enum class Join { now, later };
+
+// A call the compute stream has not yet waited for (Join::later).
+struct Ticket {
+  std::size_t index = static_cast<std::size_t>(-1);
+};
+
 class CollectiveCalls {
  public:
-  CollectiveCalls(AlgorithmChoice algorithms, DataType storage, Fault fault = {});
+  // overlap: honour Join::later (--overlap); else every call joins at once.
+  CollectiveCalls(AlgorithmChoice algorithms, Engine& engine, Fault fault = {},
+                  bool overlap = false);
 
   void add_group(std::unique_ptr<GroupComm> group);
   GroupComm& group(GroupKind kind);
   const Algorithm& algorithm(Collective collective) const;
+  Engine& engine() { return engine_; }
+  bool overlap() const { return overlap_; }
 
-  // Sums `t` over the group, in place: every rank of the group ends with the sum.
-  void allreduce_sum(GroupKind group, std::string_view site, Tensor& t);
-  // Reduces `data` over the group with `op`, in place, travelling as `dtype` (float32 or
-  // bfloat16: a bfloat16 call rounds the values first and reduces in bfloat16).
-  void allreduce(GroupKind group, std::string_view site, std::span<float> data, ReduceOp op,
-                 DataType dtype);
-  // The other collectives (table above); `dtype` unset: the storage dtype.
-  void allgather(GroupKind group, std::string_view site, std::span<const float> mine,
-                 std::span<float> all, std::optional<DataType> dtype = {});
-  void reduce_scatter(GroupKind group, std::string_view site, std::span<const float> full,
-                      std::span<float> mine, ReduceOp op = ReduceOp::sum,
-                      std::optional<DataType> dtype = {});
-  void alltoall(GroupKind group, std::string_view site, std::span<const float> send,
-                std::span<float> recv, std::optional<DataType> dtype = {});
-  void alltoallv(GroupKind group, std::string_view site, std::span<const float> send,
-                 std::span<float> recv, std::span<const std::uint64_t> splits,
-                 std::optional<DataType> dtype = {});
-  void broadcast(GroupKind group, std::string_view site, std::span<float> data, int root,
-                 std::optional<DataType> dtype = {});
-  void scatter(GroupKind group, std::string_view site, std::span<const float> full,
-               std::span<float> mine, std::size_t count, int root,
-               std::optional<DataType> dtype = {});
-  void gather(GroupKind group, std::string_view site, std::span<const float> mine,
-              std::span<float> full, std::size_t count, int root,
-              std::optional<DataType> dtype = {});
-  // Integers exactly (int64): MoE's split-size exchange. `all`: N x mine.size().
-  void allgather_counts(GroupKind group, std::string_view site,
-                        std::span<const std::int64_t> mine, std::span<std::int64_t> all);
-  DataType storage() const { return storage_; }
+  // Reduces `data` over the group with `op`, in place.
+  Ticket allreduce(GroupKind group, std::string_view site, Array& data,
+                   ReduceOp op = ReduceOp::sum, Join join = Join::now);
+  // The other collectives (table above).
+  Ticket allgather(GroupKind group, std::string_view site, const Array& mine, Array& all,
+                   Join join = Join::now);
+  Ticket reduce_scatter(GroupKind group, std::string_view site, const Array& full, Array& mine,
+                        ReduceOp op = ReduceOp::sum, Join join = Join::now);
+  Ticket alltoall(GroupKind group, std::string_view site, const Array& send, Array& recv,
+                  Join join = Join::now);
+  Ticket alltoallv(GroupKind group, std::string_view site, const Array& send, Array& recv,
+                   std::span<const std::uint64_t> splits, Join join = Join::now);
+  Ticket broadcast(GroupKind group, std::string_view site, Array& data, int root,
+                   Join join = Join::now);
+  Ticket scatter(GroupKind group, std::string_view site, const Array& full, Array& mine,
+                 std::size_t count, int root, Join join = Join::now);
+  Ticket gather(GroupKind group, std::string_view site, const Array& mine, Array& full,
+                std::size_t count, int root, Join join = Join::now);
+  // int64 exactly (MoE's split-size exchange); `all`: N x mine.size(). Joined at once.
+  void allgather_counts(GroupKind group, std::string_view site, const Array& mine, Array& all);
+
+  // The compute stream waits for the call (nothing when it already did).
+  void join(Ticket t);
+  void join_all();
 
   // Recording: the calls made between start and stop, in order.
   void start_recording();
   void stop_recording() { recording_ = false; }
   const std::vector<CallRecord>& records() const { return records_; }
-  // Seconds spent inside collective calls since the last reset.
-  double comm_seconds() const { return comm_seconds_; }
-  void reset_comm_seconds() { comm_seconds_ = 0; }
+  Timeline& timeline() { return timeline_; }
+
+  // Collective over every group: device buffers their owners freed really go.
+  void release_freed_buffers();
 
  private:
-  void run(GroupComm& g, const Algorithm& algo, CollArgs& args);
-  // One call of `collective`: packs `send` (or, in place, `recv`) as args.dtype, runs,
-  // unpacks into `recv`, records, injects the fault. args has count, dtype, op, root
-  // and splits set; the buffers are filled in here.
-  void execute(GroupKind group, std::string_view site, Collective collective, CollArgs args,
-               std::span<const float> send, std::span<float> recv, bool in_place);
-  void inject_fault(const GroupComm& g, std::string_view site, std::span<float> data,
-                    DataType dtype) const;
+  // One call of `collective` on args (count, dtype, op, root and splits set) over the
+  // given buffers: ordered after compute, run, recorded, the fault injected.
+  Ticket execute(GroupKind group, std::string_view site, Collective collective, CollArgs args,
+                 const void* send, Array& result, bool in_place, Join join);
+  void inject_fault(const GroupComm& g, std::string_view site, Array& data);
 
   AlgorithmChoice algorithms_;
-  DataType storage_;
+  Engine& engine_;
   Fault fault_;
+  bool overlap_;
   std::vector<std::unique_ptr<GroupComm>> groups_;
   std::vector<CallRecord> records_;
   bool recording_ = false;
-  double comm_seconds_ = 0;
+  Timeline timeline_;
+  std::vector<Engine::Event> ends_;  // each call's end, until the compute stream waits
+  std::vector<bool> joined_;
 };
 
 }  // namespace collscope::layers

@@ -6,12 +6,15 @@
 
 #include <vector>
 
+#include "collscope/layers/compute/array.hpp"
 #include "collscope/layers/math/tensor.hpp"
 
 namespace collscope::layers {
 
 // Collective over `comm`: on rank 0, every rank's tensor indexed by rank; elsewhere empty.
 std::vector<Tensor> gather_to_root(MPI_Comm comm, const Tensor& t);
+// The same for an array in any engine's memory (its values as floats).
+std::vector<Tensor> gather_to_root(MPI_Comm comm, const Array& a);
 
 // The tensors of `ranks`, in that order (as float64: ref_parts).
 std::vector<Tensor> parts_of(const std::vector<Tensor>& by_rank, const std::vector<int>& ranks);

@@ -120,6 +120,10 @@ class LayerContext {
       : config_(config), world_rank_(world_rank), storage_(storage), seed_(seed),
         calls_(calls), ctrl_(ctrl) {}
 
+  // Where the layer's arrays live and its math runs (host or device).
+  Engine& engine() { return calls_.engine(); }
+  bool on_device() { return engine().memory() == MemoryKind::device; }
+
   const ParallelConfig& config() const { return config_; }
   int world_rank() const { return world_rank_; }
   DataType storage() const { return storage_; }
@@ -146,6 +150,9 @@ class Layer {
 
   // Shape flags, bound to the layer's own fields.
   virtual void add_options(CLI::App& app) = 0;
+  // -m device: each shape flag the command line left out (app.count(flag) == 0) takes
+  // the layer's device default, a shape worth a GPU. Called before read_options().
+  virtual void use_device_defaults(const CLI::App& app) = 0;
   // Once the command line is parsed: checks the flags alone (positive sizes, scheme
   // names: UsageError, one line), reads names into the layer's enums, and returns what
   // the flags make of the layer.

@@ -1,9 +1,17 @@
 // The command line every layer binary shares, plus the layer's own shape flags:
 //
-//   -t/--transport mpi|ucx   --pass forward|backward|both   -d/--dtype float32|bfloat16
+//   -t/--transport mpi|ucx|nccl   --pass forward|backward|both   -d/--dtype float32|bfloat16
 //   --seed N   -n/--iters N   -w/--warmup N   --format table|jsonl   -J/--json FILE
 //   --timeout SECONDS   --tp N, --ep N, --etp N (layers that take them)   --<collective>-alg NAME (one per
 //   collective the layer calls: --allreduce-alg ring|direct|tree|dbt|halving_doubling|mpi)
+//   -m/--memory host|device   --path cuda_aware|staged|ipc   --device-map LIST
+//   --stage-chunk SIZE   --wait spin|yield|block   --ipc-copy auto|engine|kernel   --no-fuse
+//                            the benchmarks' device flags, with their checks (bench/options.hpp)
+//   --overlap                run the communication the math allows beside compute (-m device)
+//
+// With -m device, a shape flag the command line leaves out takes the layer's device
+// default (S 4096, B 1, H 4096, F 16384, ...: GEMMs well past launch overhead), and -d
+// bfloat16 unless -d is given.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +19,8 @@
 #include <string>
 
 #include "collscope/algorithm.hpp"
+#include "collscope/backend.hpp"
+#include "collscope/bench/options.hpp"
 #include "collscope/layers/framework/layer.hpp"
 
 namespace collscope::layers {
@@ -30,6 +40,11 @@ struct LayerOptions {
   int ep = 0;  // 0: every rank (layers with --ep)
   int etp = 1;
   std::map<Collective, std::string> algorithm_names;  // as --<collective>-alg gave them
+  // -m, --path, --device-map, --stage-chunk, --wait, --ipc-copy, --no-fuse: the
+  // benchmarks' fields (its memory, transport and device ones only).
+  bench::Options device;
+  bool overlap = false;   // --overlap
+  MemoryKind memory() const { return device.memory; }
   LayerShape shape;  // what the layer's own flags make of it (Layer::read_options)
   bool show_help = false;
   std::string help_text;
@@ -45,6 +60,9 @@ const Algorithm& default_algorithm(Collective collective);
 // `description` is layer.describe().
 LayerOptions parse_layer_options(Layer& layer, const LayerDescription& description, int argc,
                                  const char* const* argv);
+
+// The backend of every group's communicator (collscope/backend.hpp).
+BackendSpec backend_spec(const LayerOptions& o);
 
 // The layout the flags ask for at `world` ranks (not yet checked: config_violation).
 ParallelConfig parallel_config(const LayerDescription& description, const LayerOptions& o,

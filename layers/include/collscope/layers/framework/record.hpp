@@ -27,6 +27,9 @@ struct SiteVolume {
   std::vector<RankVolume> theory;    // by world rank; empty when unknown
   std::optional<double> closed_form_bytes;  // the algorithm's closed form for D = bytes
   std::string closed_form;                  // its text, "2(N-1)/N x D"
+  // Per timed iteration, the slowest rank's: the call's span on its stream and the part
+  // of it no compute covered (timeline.hpp); empty when the calls did not match the plan.
+  std::vector<double> time_us, exposed_us;
 };
 
 struct LayerRecord {
@@ -40,8 +43,17 @@ struct LayerRecord {
   std::uint64_t seed = 1;
   std::map<std::string, std::string, std::less<>> algorithms;  // collective -> name
   int iters = 0, warmup = 0;
-  // Per timed iteration, the slowest rank's: whole passes, inside collectives, the rest.
-  std::vector<double> total_us, comm_us, compute_us;
+  // Where it ran: "host" or "device" memory; the collectives' path ("host", "staged",
+  // "ipc", "cuda_aware", "nccl"); how the host waits ("" on host memory); the device
+  // runtime ("" on host memory, "cuda", "emulated"); the GEMM ("openblas", "cublas
+  // 13.0.2"); rank 0's GPU ("" on host memory); --overlap.
+  std::string memory = "host", path = "host", wait, device_runtime, gemm, gpu;
+  bool overlap = false;
+  // Per timed iteration, the slowest rank's (timeline.hpp): the passes, the compute
+  // stream's busy time, the collectives' spans (their union), the part of them no compute
+  // covered, and comm - exposed; the GEMMs' time on the compute stream.
+  std::vector<double> total_us, comm_us, compute_us, exposed_us, hidden_us, gemm_us;
+  double gemm_flop = 0;  // one iteration's GEMMs on the busiest rank
   std::vector<TensorCheck> checks;
   std::vector<SiteVolume> sites;
   bool volume_measured = false;  // every site counted and has a theory

@@ -13,6 +13,7 @@
 //
 // dgamma and dbeta sum over the rows a rank holds: under sequence parallelism each TP rank
 // holds T/N rows, so its sums are partial and the layer adds them up over TP.
+// The formulas are hd_rows.hpp's, which the kernels run too (layers/compute).
 // The float32 forms compute in float32 (mean and rstd saved in float32, as Megatron's fused
 // kernel keeps them) and round y, dx, dgamma and dbeta to the storage dtype once. The
 // float64 forms are the reference.
@@ -20,11 +21,12 @@
 
 #include <vector>
 
+#include "collscope/layers/math/hd_rows.hpp"
 #include "collscope/layers/math/tensor.hpp"
 
 namespace collscope::layers {
 
-inline constexpr double kLayerNormEps = 1e-5;
+inline constexpr double kLayerNormEps = hd::kLayerNormEpsilon;
 
 struct LayerNormSaved {
   std::vector<float> mean, rstd;  // per row

@@ -15,6 +15,8 @@ enum class Trans { no, yes };
 
 // OpenBLAS runs one thread per process: ranks share the node's cores.
 void use_one_blas_thread();
+// n threads (the verification of a device run's shape, on rank 0).
+void use_blas_threads(int n);
 
 // C = op(A) op(B), op(M) = M or M^T; C is resized. Float32 accumulation, then C is
 // rounded to `storage`.

@@ -33,6 +33,17 @@ void add_token_flags(CLI::App& app, TokenShape& s, const std::string& seq_help,
 // --heads, --causal.
 void add_attention_flags(CLI::App& app, AttentionFlags& a);
 
+// -m device: `value` becomes `device_value` unless the command line gave `flag` (its
+// long name, "--seq").
+void device_default(const CLI::App& app, const char* flag, std::int64_t& value,
+                    std::int64_t device_value);
+// The device defaults of the shared flags: S 4096, B 1, H 4096 (a GPU's shape: T = 4096
+// tokens, each GEMM of the TP blocks at least 4096 x 4096 x 1024); --heads 32 (d 128).
+void token_device_defaults(const CLI::App& app, TokenShape& s);
+void attention_device_defaults(const CLI::App& app, AttentionFlags& a);
+inline constexpr std::int64_t kDeviceSeq = 4096, kDeviceBatch = 1, kDeviceHidden = 4096,
+                              kDeviceHeads = 32;
+
 // Throws UsageError "--<flag> must be at least <min>, got <value>".
 void require_at_least(std::int64_t value, std::int64_t min, std::string_view flag);
 // S, B, H at least 1.
