@@ -222,14 +222,14 @@ RankGroupSpec theory_bytes() {
           {{"theory_sent_bytes", "theory_sent_bytes"}, {"theory_recv_bytes", "theory_recv_bytes"}}};
 }
 
-// Version 3 adds where a layer ran and how its time splits: the memory, the
+// Version 4 adds where a layer ran and how its time splits: the memory, the
 // collectives' path, the host's wait, the device runtime, the GEMM, the GPU, --overlap;
 // the collectives' exposed and hidden time; the GEMMs' time and rate.
 std::vector<ScalarSpec> layer_scalars(int v) {
   const char* const* f = v == 1 ? kLayerFigureColumnsV1 : kLayerFigureColumns;
   std::vector<ScalarSpec> s{{"layer", Kind::text, 32}, {"program", Kind::text, 128},
                             {"scheme", Kind::text, 32}, {"transport", Kind::text, 16}};
-  if (v >= 3)
+  if (v >= 4)
     s.insert(s.end(), {{"memory", Kind::text, 16}, {"path", Kind::text, 16},
                        {"wait", Kind::text, 16}, {"device_runtime", Kind::text, 16},
                        {"gemm", Kind::text, 64}, {"gpu", Kind::text, 128},
@@ -241,7 +241,7 @@ std::vector<ScalarSpec> layer_scalars(int v) {
             {"seed", Kind::u64}, {"algorithms", Kind::text, 512}, {"iters", Kind::i32},
             {"warmup", Kind::i32}, {"time_us", Kind::f64}, {"time_us_min", Kind::f64},
             {"time_us_max", Kind::f64}, {"compute_us", Kind::f64}, {"comm_us", Kind::f64}});
-  if (v >= 3)
+  if (v >= 4)
     s.insert(s.end(), {{"exposed_comm_us", Kind::f64}, {"hidden_comm_us", Kind::f64},
                        {"gemm_us", Kind::f64}, {"gemm_flop", Kind::f64},
                        {"gemm_tflops", Kind::f64, 0, M::null}});
@@ -285,7 +285,7 @@ nlohmann::json rename_version1_fields(nlohmann::json row) {
 }
 
 // One record per collective call site of a layer row (`collectives` in the record);
-// version 3 adds the call's time on its stream and the part of it no compute covered.
+// version 4 adds the call's time on its stream and the part of it no compute covered.
 const std::vector<ScalarSpec>& layer_site_scalars(int version) {
   static const std::vector<ScalarSpec> s{
       {"site", Kind::text, 256},       {"collective", Kind::text, 32},
@@ -295,13 +295,13 @@ const std::vector<ScalarSpec>& layer_site_scalars(int version) {
       {"bytes", Kind::u64},
       {"closed_form", Kind::text, 128}, {"closed_form_sent_bytes", Kind::f64, 0, M::null},
       {"volume", Kind::text, 16}};
-  static const std::vector<ScalarSpec> v3 = [] {
+  static const std::vector<ScalarSpec> v4 = [] {
     std::vector<ScalarSpec> t = s;
     t.push_back({"time_us", Kind::f64, 0, M::null});
     t.push_back({"exposed_us", Kind::f64, 0, M::null});
     return t;
   }();
-  return version >= 3 ? v3 : s;
+  return version >= 4 ? v4 : s;
 }
 
 const std::vector<RankGroupSpec>& layer_site_groups() {
@@ -320,9 +320,9 @@ const std::vector<ScalarSpec>& layer_check_scalars() {
 }
 
 const Layout& layer_sites_layout(int version) {
-  static const Layout before3 = child_layout(layer_site_scalars(2), layer_site_groups());
-  static const Layout l = child_layout(layer_site_scalars(3), layer_site_groups());
-  return version >= 3 ? l : before3;
+  static const Layout before4 = child_layout(layer_site_scalars(3), layer_site_groups());
+  static const Layout l = child_layout(layer_site_scalars(4), layer_site_groups());
+  return version >= 4 ? l : before4;
 }
 
 const Layout& layer_site_ranks_layout() {

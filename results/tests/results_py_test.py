@@ -79,7 +79,7 @@ LAYER_SCALARS = {  # /layer/rows
                          "time_us_max", "compute_us", "comm_us", "pass", "verified", "volume",
                          "volume_error", "textbook_source", "textbook_formula", "textbook_elements",
                          "textbook_bytes", "textbook_explanation",
-                         # version 3
+                         # version 4
                          "memory", "path", "wait", "device_runtime", "gemm", "gpu", "overlap",
                          "exposed_comm_us", "hidden_comm_us", "gemm_us", "gemm_flop")},
     "rel_l2_error": "null", "max_abs_error": "null", "tolerance": "null",
@@ -93,7 +93,7 @@ LAYER_RANK_GROUPS = {"measured_known": ("sent_bytes", "recv_bytes"),
 SITE_SCALARS = {**{c: None for c in ("site", "collective", "algorithm", "group", "group_size",
                                      "count", "dtype", "bytes", "closed_form", "volume")},
                 "op": "absent", "closed_form_sent_bytes": "null",
-                "time_us": "null", "exposed_us": "null"}  # version 3
+                "time_us": "null", "exposed_us": "null"}  # version 4
 CHECK_SCALARS = {**{c: None for c in ("tensor", "tolerance", "reduction_length", "finite",
                                       "pass")},
                  "rel_l2_error": "null", "max_abs_error": "null", "max_abs_tolerance": "null"}

@@ -268,6 +268,10 @@ TEST_F(ResultsFileTest, Version3FilesAreReadWithoutTheNewColumnsButNotAppendedTo
   EXPECT_FALSE(vendor.contains("volume_source"));  // version 4's
   EXPECT_FALSE(vendor.contains("vendor_algorithm"));
   EXPECT_FALSE(vendor.contains("ranks"));
+  const nlohmann::json& layer = c.layer.front().fields;
+  EXPECT_EQ(layer["layer"], "tp_mlp");
+  EXPECT_FALSE(layer.contains("exposed_comm_us"));  // version 4's
+  EXPECT_FALSE(layer.contains("memory"));
 
   std::filesystem::copy_file(v3, path("old3.h5"));
   const std::string before = contents(path("old3.h5"));
