@@ -8,6 +8,7 @@
 #include "collscope/build_config.hpp"
 #include "collscope/errors.hpp"
 #include "runtimes.hpp"
+#include "slowdown.hpp"
 
 namespace collscope::device {
 
@@ -92,6 +93,7 @@ struct Selected {
 };
 
 Selected select_runtime() {
+  if (std::string bad = slowdown_problem(); !bad.empty()) return {nullptr, bad};  // a test hook
   if (emulation_asked()) return {make_emulated_runtime(), ""};
 #if COLLSCOPE_HAVE_CUDA
   std::string why;
