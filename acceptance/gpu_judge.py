@@ -11,9 +11,10 @@ ranks whose GPU is the same model. The steps:
     device_device each rank by the median of its pairs, then each pair against the pairs
     that no suspect rank touches;
  3. retests against a known-good peer: a suspect rank's GPU measured again right after
-    the rank nearest its model's median (gpu_probe --ranks REF,SUSPECT); a suspect rank's
-    paths as one pair with a good rank of its host, after a good pair; a strong
-    suspicion is settled by one retest, a weak one must be confirmed by two (as links);
+    the rank nearest its model's median (gpu_probe --ranks REF,SUSPECT, in turns of one
+    call); a suspect rank's paths as one pair with a good rank of its host, between two
+    runs of a good pair; a strong suspicion is settled by one retest, a weak one must be
+    confirmed by two (as links);
  4. thresholds: each rank's figures against its model's in the spec; the PCIe link
     against its own maximum and the spec's;
  5. NCCL: busbw within each host against the other hosts' and the spec's.
@@ -240,9 +241,22 @@ class GpuJudge:
         self.retests_left -= 1
         return [metric.from_half_rtt(t) for t in self.retest_fn.pair(a, b, metric.size, metric.iters)]
 
+    def lenient(self, metric, level, values):
+        """The more lenient of a level and a reference measured now."""
+        now = median(values)
+        return min(level, now) if metric.worse == "low" else max(level, now)
+
+    def reference_pair(self, s, ref, role):
+        values = self.pair_values(s.metric, *sorted(ref))
+        self.log_retest(s, f"reference pair {min(ref)}-{max(ref)} {role}", sorted(ref), values, None, None,
+                        "reference")
+        return values
+
     def retest_path(self, s, suspects):
-        """A suspect rank with a good rank of its host (or a suspect pair alone), right
-        after a good pair of that host."""
+        """A suspect rank with a good rank of its host (or a suspect pair alone), between
+        two runs of a good pair of that host: held to the most lenient of the screening's
+        level and the two references', so that a burst of load lasting seconds, which
+        slows every pair it meets, does not condemn one (as the collectives' retests)."""
         good = self.good_device_ranks(s, suspects)
         if s.kind == "path":
             pair = s.where
@@ -250,16 +264,15 @@ class GpuJudge:
             pair, good = (s.where, good[0]), good[1:]
         else:
             return None, "no other rank of its host with good paths to retest against"
-        level = self.screening_level(s)
-        if len(good) >= 2 and self.retests_left > 1:
-            ref_values = self.pair_values(s.metric, good[0], good[1])
-            now = median(ref_values)
-            level = min(level, now) if s.metric.worse == "low" else max(level, now)
-            self.log_retest(s, f"reference pair {good[0]}-{good[1]}", sorted(good[:2]), ref_values, None, None,
-                            "reference")
+        ref = tuple(good[:2]) if len(good) >= 2 and self.retests_left >= 3 else None
         if self.retests_left <= 0:
             return None, "retest budget spent (measure.max_retests)"
+        level = self.screening_level(s)
+        if ref:
+            level = self.lenient(s.metric, level, self.reference_pair(s, ref, "before"))
         values = self.pair_values(s.metric, *sorted(pair))
+        if ref:
+            level = self.lenient(s.metric, level, self.reference_pair(s, ref, "after"))
         result, limit = self.hold(s.metric, values, level)
         self.log_retest(s, f"pair {min(pair)}-{max(pair)} alone", sorted(pair), values, level, limit, result)
         s.retests.append({"role": f"pair {min(pair)}-{max(pair)} alone", "ranks": sorted(pair), "result": result})
