@@ -12,6 +12,7 @@ are fewer GPUs), at the default sizes, against the reference spec (REAL settings
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -103,7 +104,8 @@ def run_case(name, bin_dir, out_dir, real=False):
         env["COLLSCOPE_DEVICE_EMULATION"] = "1"
     if c["plant"]:
         env["COLLSCOPE_DEVICE_SLOWDOWN"] = c["plant"]
-    args = [ACCEPT, "--out", out_dir, "--bin-dir", bin_dir, "--np", str(c["np"])] + settings(c, real)
+    # this Python (with h5py, numpy, matplotlib), whatever the script's first line names
+    args = [sys.executable, ACCEPT, "--out", out_dir, "--bin-dir", bin_dir, "--np", str(c["np"])] + settings(c, real)
     with tempfile.NamedTemporaryFile("w", suffix=".spec.json") as spec:
         if real:
             args += ["--spec", REFERENCE_SPEC]
