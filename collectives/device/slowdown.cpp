@@ -8,8 +8,6 @@
 #include <string>
 #include <thread>
 
-#include "collscope/errors.hpp"
-
 
 namespace collscope::device {
 namespace {
@@ -65,18 +63,9 @@ int world_rank() {
   return rank;
 }
 
-bool owned(const Runtime& rt, const void* p) {
-  try {
-    rt.allocation_of(p, 1);
-    return true;
-  } catch (const RuntimeError&) {
-    return false;
-  }
-}
-
 unsigned part_of(const Runtime& rt, CopyKind kind, const void* dst, const void* src) {
   if (kind != CopyKind::device_to_device) return pcie;
-  return owned(rt, dst) && owned(rt, src) ? memory : peer;
+  return rt.owns(dst) && rt.owns(src) ? memory : peer;
 }
 
 }  // namespace
