@@ -36,6 +36,15 @@ PROBE_FIGURES = {   # gpu_probe's figures: (class, what they are)
 RESULT = {PASS: "ok", FAIL: "slow", INCONCLUSIVE: "unclear"}
 
 
+def suspect_ranks(suspects, metric=None):
+    """The ranks some suspect touches (on `metric`, or on any)."""
+    out = set()
+    for x in suspects:
+        if metric is None or x.metric is metric:
+            out |= {x.where} if x.kind == "gpu" else set(x.where)
+    return out
+
+
 class GpuSuspect:
     """A rank whose GPU may be to blame (kind "gpu", where: the rank), or one ipc path
     (kind "path", where: the pair), in a GPU class, on one metric."""
@@ -196,11 +205,13 @@ class GpuJudge:
                          "limit": rounded(limit), "result": result})
 
     def reference_rank(self, s, suspects):
-        """The rank of the suspect's model, not itself suspect on this metric, whose
-        screening figure is nearest the model's median."""
-        bad = {x.where for x in suspects if x.kind == "gpu" and x.metric is s.metric}
+        """The rank of the suspect's model whose screening figure is nearest the model's
+        median, among the ranks no suspicion touches (else those not suspect on this
+        metric)."""
         judged = self.figure_judged[s.metric.name]
-        good = [r for r in judged if r not in bad and self.g.model(r) == self.g.model(s.where)]
+        mine = [r for r in judged if self.g.model(r) == self.g.model(s.where) and r != s.where]
+        clean = [r for r in mine if r not in suspect_ranks(suspects)]
+        good = clean or [r for r in mine if r not in suspect_ranks(suspects, s.metric)]
         if not good:
             return None
         centre = median([judged[r].value for r in good])
@@ -225,9 +236,9 @@ class GpuJudge:
         return result, ""
 
     def good_device_ranks(self, s, suspects):
-        """Ranks of the suspect's host, not suspect on this metric, nearest the median."""
-        bad = {x.where for x in suspects if x.kind == "gpu" and x.metric is s.metric}
-        bad |= {r for x in suspects if x.kind == "path" and x.metric is s.metric for r in x.where}
+        """Ranks of the suspect's host that no suspicion touches (of any class: a GPU
+        with slow memory may slow its paths too), nearest the median."""
+        bad = suspect_ranks(suspects)
         host = self.g.rank_hosts[s.where if s.kind == "gpu" else s.where[0]]
         ranks = self.device_judged[s.metric.name]["ranks"]
         good = [r for r in ranks if r not in bad and self.g.rank_hosts[r] == host
