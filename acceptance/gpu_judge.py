@@ -267,12 +267,16 @@ class GpuJudge:
         """A suspect rank with a good rank of its host (or a suspect pair alone), between
         two runs of a good pair of that host: held to the most lenient of the screening's
         level and the two references', so that a burst of load lasting seconds, which
-        slows every pair it meets, does not condemn one (as the collectives' retests)."""
+        slows every pair it meets, does not condemn one (as the collectives' retests).
+        A second retest takes the next good rank as the partner: a GPU's slow paths are
+        slow with any partner, while two processes crowded onto one core of a shared
+        machine are slow together only."""
         good = self.good_device_ranks(s, suspects)
         if s.kind == "path":
             pair = s.where
         elif good:
-            pair, good = (s.where, good[0]), good[1:]
+            partner = good[len(s.retests) % len(good)]
+            pair, good = (s.where, partner), [g for g in good if g != partner]
         else:
             return None, "no other rank of its host with good paths to retest against"
         ref = tuple(good[:2]) if len(good) >= 2 and self.retests_left >= 3 else None

@@ -98,6 +98,28 @@ def test_blame():
     check(v["verdict"] == "pass" and [t["result"] for t in v["gpu_retests"]] == ["reference", "ok"],
           f"slow in 1 repeat of 3: retested, fine: pass ({[(t['ranks'], t['result']) for t in v['gpu_retests']]})")
 
+    w = GpuWorld(ranks_per_host=6, seed=3)
+    s = slow_rank_in(w.screening(), 0, [("pairs", 0), ("pairs", 1), ("rounds", 0), ("ring", 2)])
+    w.retest_pair_factor = {(0, b): 0.3 for b in range(1, 6)}
+    v = judge_screening(w, s)
+    check(blame_of(v) == [("gpu", w.layout().where(0))] and len({p[1] for p in w.pair_retests if p[0] == 0}) == 2,
+          f"rank 0's paths slow in 4 of 9 observations, then with two partners in a row: blamed "
+          f"({blame_of(v)}, {w.pair_retests})")
+    w = GpuWorld(ranks_per_host=6, seed=3)
+    s = slow_rank_in(w.screening(), 0, [("pairs", 0), ("pairs", 1), ("rounds", 0), ("ring", 2)])
+    partners = []
+
+    def crowded(a, b, size, iters, measure=w.pair):   # slow with rank 0's first partner only
+        if a == 0 and not partners:
+            partners.append(b)
+        factor = 0.3 if partners and (a, b) == (0, partners[0]) else 1.0
+        return [t / factor for t in measure(a, b, size, iters)]
+    w.pair = crowded
+    v = judge_screening(w, s)
+    check(v["blame"] == [] and v["verdict"] == "inconclusive",
+          f"... slow with one partner, fine with the next (two processes crowded onto one core): not blamed, "
+          f"inconclusive ({blame_of(v)}, {v['verdict']})")
+
     w = GpuWorld(hosts=2, ranks_per_host=4).slow_gpu(5, 0.25)
     v = judge(w)
     check(blame_of(v) == [gpu_blame(w, 5)] and len(v["device_pairs"]) == 12,
@@ -121,6 +143,18 @@ def test_blame():
     v = judge(hosts, nccl=nccl)
     check(blame_of(v) == [("host", "h1")] and v["blame"][0]["class"] == "nccl",
           f"NCCL within h1 a third of the others': host h1 blamed, class nccl ({v['blame']})")
+
+
+def slow_rank_in(screening, rank, keys, factor=0.3):
+    """The ipc bandwidth of every pair of `rank` times `factor` in the observations `keys`
+    ((pattern, repeat)); the made-up world has one host."""
+    for pattern, i in keys:
+        m = screening.bandwidth[pattern][None][i]
+        for other in range(len(m)):
+            if other != rank:
+                m[rank][other] *= factor
+                m[other][rank] *= factor
+    return screening
 
 
 def judge_screening(world, screening):

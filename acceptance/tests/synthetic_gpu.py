@@ -42,6 +42,7 @@ class GpuWorld:
         self.pair_factor = {}       # (a, b) -> factor on the pair's ipc rate
         self.pcie = {}              # rank -> (generation, max, width, max)
         self.retest_world = None    # another set of figure factors for the retests (None: the same)
+        self.retest_pair_factor = {}   # (a, b) -> a factor on the pair's ipc rate in the retests only
         self.probes, self.pair_retests = [], []
 
     # ---- faults ------------------------------------------------------------------------------
@@ -112,7 +113,8 @@ class GpuWorld:
         self.pair_retests.append((a, b, size))
         if size == LAT_SIZE:
             return [IPC_US * self.jitter() for _ in range(iters)]
-        return [size / (self.ipc_rate(a, b) * 1e3) * self.jitter() for _ in range(iters)]
+        rate = self.ipc_rate(a, b) * self.retest_pair_factor.get((a, b), 1.0)
+        return [size / (rate * 1e3) * self.jitter() for _ in range(iters)]
 
 
 LAT_SIZE, BW_SIZE = 8, 64 << 20
