@@ -4,11 +4,13 @@
 
 Loads every link (ping-pong of every pair alone, disjoint pairs at once, every rank to
 r+k at once; allreduce and alltoall within each host and over all hosts; a compute probe
-per rank), repeated; judges every link, host and rank against its class's threshold
+per rank), repeated; where the ranks have device memory (--memory device, or auto: every
+rank sees a GPU) also every GPU (its memory, its PCIe link, its ipc paths to the GPUs of
+its node, NCCL); judges every link, host, rank and GPU against its class's threshold
 (SPEC) and against its peers (median and MAD); retests what looks wrong against
-known-good peers to name the one link, host or rank to blame; writes DIR/verdict.json,
-DIR/accept.h5 and DIR/report.md with its PNGs. acceptance/README.md has the method, the
-formats and the exit codes:
+known-good peers to name the one link, host, rank or GPU to blame; writes
+DIR/verdict.json, DIR/accept.h5 and DIR/report.md with its PNGs. acceptance/README.md has
+the method, the formats and the exit codes:
 
   0 pass, 1 fail, 4 inconclusive (retest), 2 bad spec or usage (one line), 3 runtime
   failure (a launch failed, or a signal): one line, and no verdict written.
@@ -27,11 +29,17 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import gpu_verdict                                                          # noqa: E402
 from evidence import EvidenceError, make_pictures, write_h5, write_report  # noqa: E402
+from gpu_judge import GpuJudge                                             # noqa: E402
+from gpu_measure import (GpuRetester, GpuScreening, check_slowdown, identify,  # noqa: E402
+                         memory_kind, nccl_runs, screen_gpus)
+from gpus import GpuLayout                                                 # noqa: E402
 from judge import Judge                                                     # noqa: E402
 from measure import RuntimeFailure, Runner, collectives, screen             # noqa: E402
 from placement import Layout, find_placement                                # noqa: E402
-from spec import MEASURE_DEFAULTS, SpecError, load_spec, setting           # noqa: E402
+from spec import (COUNT_KEYS, GPU_CLASSES, MEASURE_DEFAULTS, ZERO_OK, SpecError,  # noqa: E402
+                  load_spec, setting)
 
 ROOT = os.path.dirname(HERE)
 EXIT_USAGE, EXIT_RUNTIME = 2, 3
@@ -67,8 +75,7 @@ def settings_of(args, spec):
         value = getattr(args, key)
         if value is None:
             continue
-        if key in ("repeats", "iters", "latency_iters", "collective_iters", "retest_iters",
-                   "max_retests", "compute_iters", "warmup"):
+        if key in COUNT_KEYS | ZERO_OK:
             if not value.isdigit():
                 low = 0 if key == "warmup" else 1
                 raise SpecError(f"--{key.replace('_', '-')} must be an integer >= {low}, got '{value}'")
@@ -99,18 +106,30 @@ def load_baseline(path):
         raise SpecError(f"baseline '{file}' cannot be read: {e}") from None
     if not isinstance(old, dict) or old.get("schema") != "collscope acceptance verdict":
         raise SpecError(f"baseline '{file}' is not an acceptance verdict")
-    if old.get("schema_version") != 1:
-        raise SpecError(f"baseline '{file}': schema version {old.get('schema_version')} is not supported (1)")
+    if old.get("schema_version") not in (1, 2):
+        raise SpecError(f"baseline '{file}': schema version {old.get('schema_version')} is not supported (1, 2)")
     return old
+
+
+def gpu_classes(settings):
+    """The GPU classes to measure, where the ranks turn out to have device memory."""
+    if settings["memory"] == "host":
+        return []
+    return [c for c in settings["classes"].split(",") if c in GPU_CLASSES]
 
 
 def check_inputs(args, settings):
     if args.np < 2:
         raise SpecError(f"--np must be at least 2, got {args.np}")
-    needed = ["pingpong", "compute_probe"] + [c for c in settings["collectives"].split(",") if c]
+    links = "links" in settings["classes"].split(",")
+    needed = ["pingpong"] + (["compute_probe"] + [c for c in settings["collectives"].split(",") if c]
+                             if links else [])
+    if settings["memory"] == "device":
+        needed += ["gpu_probe"] + (["allreduce_nccl", "alltoall_nccl"] if "nccl" in gpu_classes(settings) else [])
     missing = [b for b in needed if not os.access(os.path.join(args.bin_dir, b), os.X_OK)]
     if missing:
         raise SpecError(f"{', '.join(missing)} not found in {args.bin_dir} (build first: scripts/bootstrap)")
+    check_slowdown(os.environ)
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise SpecError(f"--out '{args.out}' exists and is not a directory")
     try:
@@ -155,20 +174,58 @@ def layout_checker(state):
     return check
 
 
+def gpu_plan(runner, settings, check):
+    """Whether the GPU classes are measured: (GpuLayout or None, why). --memory auto
+    measures them where every rank has device memory (gpu_probe --identify)."""
+    if not gpu_classes(settings):
+        return None, "--memory host" if settings["memory"] == "host" else "no GPU class in measure.classes"
+    if not os.access(os.path.join(runner.bin_dir, "gpu_probe"), os.X_OK):   # auto (device checked it)
+        return None, f"gpu_probe not found in {runner.bin_dir}"
+    ident = identify(runner)
+    check(ident["hosts"], "gpu-identify")
+    kind, why = memory_kind(settings["memory"], ident)
+    return (GpuLayout(ident["hosts"], ident["gpus"]) if kind == "device" else None), why
+
+
+class Measured:
+    """What a run measured: the links' screening and the GPU classes' (where measured)."""
+
+    def __init__(self):
+        self.screening, self.layout = None, None
+        self.gpus, self.gpu_screening = None, GpuScreening()
+
+
 def measure_and_judge(args, spec, settings, baseline, placement, work, log):
     runner = Runner(placement, args.bin_dir, work, settings, log)
-    state = {}   # the layout, once the first compute probe has found it
+    state = {}   # the layout, once the first launch has found it
+    got = Measured()
     try:
         patterns = settings["patterns"].split(",")
+        links = "links" in settings["classes"].split(",")
         check = layout_checker(state)
-        screening = screen(runner, patterns, settings["repeats"], check)
-        layout = state["layout"]
-        colls = collectives(runner, [c for c in settings["collectives"].split(",") if c], layout)
-        judge = Judge(layout, screening, colls, spec, baseline, Retester(runner), runner.problems)
-        verdict = judge.run()
+        got.gpus, why = gpu_plan(runner, settings, check)
+        if not links and got.gpus is None:
+            raise SpecError(f"measure.classes names only GPU classes, and they cannot be measured here ({why})")
+        classes = gpu_classes(settings) if got.gpus else []
+
+        def gpu_repeat(i):
+            screen_gpus(runner, got.gpu_screening, state["layout"], classes, patterns, i)
+
+        got.screening = screen(runner, patterns, settings["repeats"], check, links, gpu_repeat if classes else None)
+        got.layout = layout = state["layout"]
+        colls = collectives(runner, [c for c in settings["collectives"].split(",") if c], layout) if links else {}
+        if "nccl" in classes:
+            nccl_runs(runner, got.gpu_screening, layout)
+        verdict = Judge(layout, got.screening, colls, spec, baseline, Retester(runner), runner.problems,
+                        links).run()
+        if got.gpus:
+            gj = GpuJudge(got.gpus, got.gpu_screening, spec, GpuRetester(runner, layout)).run(layout)
+            gpu_verdict.extend(verdict, gj, classes, why)
+        else:
+            gpu_verdict.not_measured(verdict, why)
     finally:
         runner.stop()
-    return runner, screening, layout, verdict
+    return runner, got, verdict
 
 
 def publish(work, out, names):
@@ -182,11 +239,11 @@ def publish(work, out, names):
     os.replace(os.path.join(work, "verdict.json"), old)
 
 
-def write_outputs(work, args, verdict, screening, runner, layout, settings, meta):
+def write_outputs(work, verdict, got, runner, settings, meta):
     results = [os.path.join(work, l["results"]) for l in runner.launches if l["results"]]
-    write_h5(os.path.join(work, "accept.h5"), results, verdict, screening, runner, layout, settings)
-    pictures = make_pictures(verdict, layout, work)
-    write_report(os.path.join(work, "report.md"), verdict, layout, pictures, meta)
+    write_h5(os.path.join(work, "accept.h5"), results, verdict, got, runner, settings)
+    pictures = make_pictures(verdict, got, work)
+    write_report(os.path.join(work, "report.md"), verdict, got.layout, pictures, meta)
     with open(os.path.join(work, "verdict.json"), "w") as f:
         json.dump(verdict, f, indent=1)
         f.write("\n")
@@ -199,7 +256,10 @@ def summary_lines(verdict):
         lines.append(f"  blame {b['kind']} {b['where']}: {b['reason']}")
     if verdict["verdict"] == "inconclusive":
         bad = [f"{l['ranks'][0]}-{l['ranks'][1]}" for l in verdict["links"] if l["verdict"] == "inconclusive"]
+        gpus = [g["where"] for g in verdict.get("gpus", []) if g["verdict"] == "inconclusive"]
         lines.append(f"  inconclusive pairs (retest): {' '.join(bad) or 'none'}")
+        if gpus:
+            lines.append(f"  inconclusive GPUs (retest): {', '.join(gpus)}")
     return lines
 
 
@@ -220,14 +280,15 @@ def run(args):
     try:
         log(f"{placement.nranks} ranks ({placement.kind}: "
             f"{', '.join(f'{h} x{n}' for h, n in placement.hosts)}), results in {args.out}")
-        runner, screening, layout, verdict = measure_and_judge(args, spec, settings, baseline, placement, work, log)
+        runner, got, verdict = measure_and_judge(args, spec, settings, baseline, placement, work, log)
+        layout = got.layout
         meta = {"when": started.strftime("%Y-%m-%dT%H:%M:%SZ"), "placement": placement.kind,
                 "seconds": time.monotonic() - t0, "launches": len(runner.launches), "settings": settings}
         verdict["run"] = {"started_utc": meta["when"], "seconds": round(meta["seconds"], 1),
                           "command_line": " ".join(sys.argv), "placement": placement.describe(),
                           "rank_hosts": layout.rank_hosts, "settings": settings, "spec": spec.describe(),
                           "baseline": args.baseline, "launches": runner.launches}
-        names = write_outputs(work, args, verdict, screening, runner, layout, settings, meta)
+        names = write_outputs(work, verdict, got, runner, settings, meta)
         publish(work, args.out, names)
     finally:
         shutil.rmtree(work, ignore_errors=True)

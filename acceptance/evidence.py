@@ -1,4 +1,5 @@
-"""The evidence an acceptance run leaves (acceptance/README.md, "Output"):
+"""The evidence an acceptance run leaves (acceptance/README.md, "Output"); the GPU
+classes' part is in gpu_evidence.py:
 
 accept.h5   every launch's collscope results (pingpong and collective rows, -O), merged
             by scripts/merge, so scripts/report and any h5py reader open it as usual; plus
@@ -15,6 +16,8 @@ import sys
 
 import numpy as np
 
+from gpu_evidence import gpu_pictures, gpu_report, write_gpu_h5
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MERGE = os.path.join(ROOT, "scripts", "merge")
 
@@ -25,15 +28,17 @@ class EvidenceError(Exception):
 
 # ---- accept.h5 -----------------------------------------------------------------------------
 
-def write_h5(path, results_files, verdict, screening, runner, layout, settings):
+def write_h5(path, results_files, verdict, got, runner, settings):
     import h5py
+    screening, layout = got.screening, got.layout
     files = [f for f in results_files if os.path.exists(f)]
-    if not files:
+    if files:
+        merged = subprocess.run([sys.executable, MERGE, "--force", path] + files, capture_output=True, text=True)
+        if merged.returncode != 0:
+            raise EvidenceError(f"scripts/merge failed: {merged.stderr.strip()}")
+    elif screening.probes:
         raise EvidenceError("no launch left a results file")
-    merged = subprocess.run([sys.executable, MERGE, "--force", path] + files, capture_output=True, text=True)
-    if merged.returncode != 0:
-        raise EvidenceError(f"scripts/merge failed: {merged.stderr.strip()}")
-    with h5py.File(path, "a") as f:
+    with h5py.File(path, "a") as f:   # without results files (only gpu_probe ran): /acceptance alone
         g = f.create_group("acceptance")
         g.attrs["format"] = "collscope acceptance"
         g.attrs["verdict"] = verdict["verdict"]
@@ -47,6 +52,8 @@ def write_h5(path, results_files, verdict, screening, runner, layout, settings):
             g.create_dataset(f"bw_gbps/{pattern}", data=np.array(mats, dtype=float))  # [repeat][a][b]
         g.create_dataset("latency_us", data=np.array(screening.latency, dtype=float))
         g.attrs["retests_json"] = json.dumps(verdict.get("retests", []))
+        if got.gpus:
+            write_gpu_h5(g, got.gpus, got.gpu_screening)
 
 
 # ---- the pictures ----------------------------------------------------------------------------
@@ -172,9 +179,14 @@ def compute_chart(plt, verdict, path):
     plt.close(fig)
 
 
-def make_pictures(verdict, layout, out):
+def make_pictures(verdict, got, out):
     plt = pyplot()
     made = []
+    if got.gpus:
+        made += gpu_pictures(plt, verdict, got.gpus, out, heatmap)
+    if not verdict["links"]:   # the GPU classes alone
+        return made
+    layout = got.layout
     labels = rank_labels(layout)
     cells = offending_cells(verdict, layout)
     for metric, cmap, vmax in (("bandwidth", "RdYlGn", 1.25), ("latency", "RdYlGn_r", 3.0)):
@@ -231,20 +243,9 @@ def link_rows(verdict, only_bad):
     return rows
 
 
-def write_report(path, verdict, layout, pictures, meta):
-    v = verdict
-    lines = [f"# Acceptance: **{v['verdict'].upper()}**", "",
-             f"{meta['when']}, {meta['placement']}, {layout.n} ranks on {len(layout.hosts)} hosts, "
-             f"{meta['seconds']:.0f} s, {meta['launches']} launches. Exit code {v['exit_code']}.", ""]
-    lines += ["## Blame", ""]
-    if v["blame"]:
-        lines += [md_table(["kind", "where", "reason"],
-                           [[b["kind"], f"**{b['where']}**", b["reason"]] for b in v["blame"]]), ""]
-    else:
-        lines += ["Nothing to blame." if v["verdict"] == "pass" else
-                  "Nothing confirmed; see the inconclusive entries below (retest).", ""]
-    lines += ["## Pictures", ""] + [f"![{t}]({n})" for n, t in pictures] + [""]
-    lines += ["## Hosts", "", md_table(
+def link_report(v):
+    """The hosts, host links, ranks, links, collectives and their retests."""
+    lines = ["## Hosts", "", md_table(
         ["host", "ranks", "inter bw GB/s", "inter peers", "inter threshold", "intra bw GB/s", "intra peers",
          "verdict", "explained by"],
         [[h["host"], " ".join(map(str, h["ranks"])), fmt(h["inter-node"]["bandwidth"]["value"]),
@@ -276,6 +277,25 @@ def write_report(path, verdict, layout, pictures, meta):
         [[f"{t['pair'][0]}-{t['pair'][1]}", t["role"], t["metric"], t["result"],
           " ".join(fmt(x, 3) for x in t["values"]), fmt(t["limit"])] for t in v["retests"]]) if v["retests"] else "None.", ""]
     lines += ["## Every link", "", md_table(header, link_rows(v, False)), ""]
+    return lines
+
+
+def write_report(path, verdict, layout, pictures, meta):
+    v = verdict
+    lines = [f"# Acceptance: **{v['verdict'].upper()}**", "",
+             f"{meta['when']}, {meta['placement']}, {layout.n} ranks on {len(layout.hosts)} hosts, "
+             f"{meta['seconds']:.0f} s, {meta['launches']} launches. Exit code {v['exit_code']}.", ""]
+    lines += ["## Blame", ""]
+    if v["blame"]:
+        lines += [md_table(["kind", "where", "reason"],
+                           [[b["kind"], f"**{b['where']}**", b["reason"]] for b in v["blame"]]), ""]
+    else:
+        lines += ["Nothing to blame." if v["verdict"] == "pass" else
+                  "Nothing confirmed; see the inconclusive entries below (retest).", ""]
+    lines += ["## Pictures", ""] + [f"![{t}]({n})" for n, t in pictures] + [""]
+    if v.get("gpus") is not None:
+        lines += gpu_report(v, md_table)
+    lines += link_report(v) if v["links"] else ["## Links", "", "Not measured (measure.classes).", ""]
     lines += ["## How it was measured", "", "```", json.dumps(meta["settings"], indent=1), "```", "",
               "Method, statistics and the verdict's fields: acceptance/README.md. Every measurement: "
               "accept.h5 (`scripts/report accept.h5` reads it too).", ""]

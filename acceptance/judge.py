@@ -168,8 +168,9 @@ class Candidate:
 
 
 class Judge:
-    def __init__(self, layout, screening, collectives, spec, baseline, retest, problems=()):
+    def __init__(self, layout, screening, collectives, spec, baseline, retest, problems=(), links=True):
         self.layout, self.screening, self.collectives = layout, screening, collectives
+        self.links_measured = links   # false: the GPU classes alone (measure.classes)
         self.spec, self.baseline, self.retest_fn = spec, baseline, retest
         self.problems = list(problems)
         m, p = spec.measure, spec.peers

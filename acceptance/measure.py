@@ -7,7 +7,8 @@ machine spread over every measurement alike:
   3. pingpong at the bandwidth size for each pattern: pairs (each pair alone), rounds
      (disjoint pairs at once), ring (every rank to r+k at once).
 Then the collectives (allreduce, alltoall) over all hosts and within each host, and the
-retests the judge asks for (one pair alone). Every collscope launch writes its rows with
+retests the judge asks for (one pair alone). On GPU nodes each repeat goes on with the GPU
+classes' launches (gpu_measure.py). Every collscope launch writes its rows with
 -O into the work directory; they are merged into accept.h5 at the end.
 """
 
@@ -29,6 +30,16 @@ def group_alive(pgid):
         if fields[0] != "Z" and int(fields[2]) == pgid:
             return True
     return False
+
+
+def error_line(err, program):
+    """The program's own last line on stderr ("PROGRAM: error: ..."), else the last line
+    that is not mpirun's banner of dashes."""
+    lines = [line.strip() for line in err.splitlines() if line.strip()]
+    mine = [line for line in lines if line.startswith(program + ":")]
+    if mine:
+        return mine[-1]
+    return next((line for line in reversed(lines) if not set(line) <= set("-=* ")), "")
 
 
 class RuntimeFailure(Exception):
@@ -62,10 +73,11 @@ class Runner:
                               "seconds": round(seconds, 3), "exit": code,
                               "results": os.path.basename(h5) if h5 else None})
         records = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        line = error_line(err, program)
+        if code != 0 and line:
+            self.launches[-1]["error"] = line   # a refusal's one line (quiet_ok), or the failure's
         if code not in quiet_ok and not (code == 1 and records):
-            last = [line for line in err.splitlines() if line.strip()]
-            raise RuntimeFailure(f"{name}: {program} exited {code}"
-                                 + (f": {last[-1].strip()}" if last else ""))
+            raise RuntimeFailure(f"{name}: {program} exited {code}" + (f": {line}" if line else ""))
         self.log(f"{name}: {seconds:.1f}s")
         return records
 
@@ -126,10 +138,10 @@ class Runner:
                                  f"(wrong elements per rank {records[0]['wrong']})")
         return records[0]
 
-    def pingpong(self, name, args, size):
+    def pingpong(self, name, args, size, host=None):
         s = self.settings
         records = self.launch(name, "pingpong", args + ["-b", str(size), "-e", str(size),
-                                                        "--timeout", str(s["timeout"])])
+                                                        "--timeout", str(s["timeout"])], host=host)
         if len(records) != 1:
             raise RuntimeFailure(f"{name}: pingpong printed {len(records)} records, expected 1")
         self.note_problems(name, records[0])
@@ -173,20 +185,29 @@ class Screening:
         self.probes, self.latency, self.bandwidth = [], [], {}
 
 
-def screen(runner, patterns, repeats, check_layout):
+def screen(runner, patterns, repeats, check_layout, links=True, after_repeat=None):
+    """The screening's repeats: the links' launches (unless `links` is false), then
+    `after_repeat(i)` (the GPU classes' launches of the same repeat)."""
     out = Screening()
     for i in range(repeats):
-        probe = runner.compute_probe(i)
-        check_layout(probe["hosts"], f"compute-r{i}")
-        out.probes.append(probe)
-        lat = runner.latency_matrix(i)
-        check_layout(lat["node_of_rank"], f"latency-r{i}")
-        out.latency.append(lat["latency_us_matrix"])
-        for p in patterns:
-            bw = runner.bandwidth_matrix(p, i)
-            check_layout(bw["node_of_rank"], f"{p}-r{i}")
-            out.bandwidth.setdefault(p, []).append(bw["bw_gbps_matrix"])
+        if links:
+            screen_links(runner, out, patterns, i, check_layout)
+        if after_repeat:
+            after_repeat(i)
     return out
+
+
+def screen_links(runner, out, patterns, i, check_layout):
+    probe = runner.compute_probe(i)
+    check_layout(probe["hosts"], f"compute-r{i}")
+    out.probes.append(probe)
+    lat = runner.latency_matrix(i)
+    check_layout(lat["node_of_rank"], f"latency-r{i}")
+    out.latency.append(lat["latency_us_matrix"])
+    for p in patterns:
+        bw = runner.bandwidth_matrix(p, i)
+        check_layout(bw["node_of_rank"], f"{p}-r{i}")
+        out.bandwidth.setdefault(p, []).append(bw["bw_gbps_matrix"])
 
 
 def collectives(runner, programs, layout):

@@ -1,4 +1,5 @@
-"""The acceptance spec: what each link class is expected to do, and how hard to look.
+"""The acceptance spec: what each link class and GPU model is expected to do, and how hard
+to look.
 
 JSON (acceptance/README.md, "The spec"):
 
@@ -7,18 +8,21 @@ JSON (acceptance/README.md, "The spec"):
       "classes": {
         "inter-node": {"bandwidth": 2.4e7, "latency": 60e-6,
                        "bandwidth_tolerance": 0.2, "latency_tolerance": 1.0},
-        "intra-node": {"model": true}
+        "intra-node": {"model": true},
+        "gpu_memory": {"models": {"NVIDIA H200": {"d2d": 2.06e12, ...}}}
       },
       "peers": {"bandwidth_tolerance": 0.4, "latency_tolerance": 2.0,
-                "latency_floor_us": 2.0, "compute_tolerance": 1.0, "z": 3.5},
+                "latency_floor_us": 2.0, "compute_tolerance": 1.0, "z": 3.5,
+                "gpu_tolerance": 0.25},
       "baseline": {"bandwidth_tolerance": 0.2, "latency_tolerance": 1.0},
       "measure": {"repeats": 3, "bandwidth_bytes": "4M", ...}
     }
 
 Every section is optional. Rates are bytes/s and times seconds, as in the time model's
 file. A class is written by hand (`bandwidth`, `latency`: at least one) or taken from the
-model file (`"model": true`), whose version 1 and 2 are read. Anything wrong is a
-SpecError: one line, exit code 2.
+model file (`"model": true`), whose version 1 and 2 are read. The GPU classes
+(gpu_memory, host_device, device_device, nccl) give figures per GPU model (gpu_spec.py).
+Anything wrong is a SpecError: one line, exit code 2.
 """
 
 import json
@@ -26,14 +30,16 @@ import math
 import os
 import re
 
-CLASSES = ("intra-node", "inter-node", "host-device", "device-device")
-MEASURED_CLASSES = ("intra-node", "inter-node")   # host-device, device-device: need CUDA
+LINK_CLASSES = ("intra-node", "inter-node")
+GPU_CLASSES = ("gpu_memory", "host_device", "device_device", "nccl")   # gpu_spec.py
+CLASSES = LINK_CLASSES + GPU_CLASSES
+RENAMED = {"host-device": "host_device", "device-device": "device_device"}
 MODEL_CLASS = {"intra-node": "intra_node", "inter-node": "inter_node"}
 TOP_KEYS = {"model", "classes", "peers", "baseline", "measure", "description"}
 CLASS_KEYS = {"bandwidth", "latency", "bandwidth_tolerance", "latency_tolerance", "model"}
 
 PEER_DEFAULTS = {"bandwidth_tolerance": 0.4, "latency_tolerance": 2.0, "latency_floor_us": 2.0,
-                 "compute_tolerance": 1.0, "z": 3.5}
+                 "compute_tolerance": 1.0, "z": 3.5, "gpu_tolerance": 0.25}
 BASELINE_DEFAULTS = {"bandwidth_tolerance": 0.2, "latency_tolerance": 1.0}
 CLASS_DEFAULTS = {"bandwidth_tolerance": 0.2, "latency_tolerance": 1.0}
 MEASURE_DEFAULTS = {
@@ -53,13 +59,26 @@ MEASURE_DEFAULTS = {
     "compute_bytes": 4 << 20,
     "compute_iters": 10,
     "timeout": 120.0,             # seconds a round trip or call may take (pingpong --timeout)
+    # GPU nodes (acceptance/README.md, "GPU nodes")
+    "memory": "auto",             # host, device, or auto: device where every rank sees a GPU
+    "classes": "links,gpu_memory,host_device,device_device,nccl",   # what to measure
+    "gpu_bytes": 1 << 30,         # each buffer of the device copy and the reduce kernel
+    "pcie_bytes": 256 << 20,      # each host-device copy
+    "gpu_iters": 10,              # timed calls per GPU figure
+    "device_bandwidth_bytes": 64 << 20,   # the ipc ping-pong's bandwidth size (GPU to GPU)
+    "device_wait": "spin",        # how the device ping-pong's host waits (pingpong --wait)
+    "nccl_bytes": 256 << 20,
+    "nccl_iters": 20,
 }
 SIZE_KEYS = {"bandwidth_bytes", "latency_bytes", "collective_min_bytes", "collective_max_bytes",
-             "compute_bytes"}
+             "compute_bytes", "gpu_bytes", "pcie_bytes", "device_bandwidth_bytes", "nccl_bytes"}
 COUNT_KEYS = {"repeats", "iters", "latency_iters", "collective_iters", "retest_iters",
-              "max_retests", "compute_iters"}
+              "max_retests", "compute_iters", "gpu_iters", "nccl_iters"}
 ZERO_OK = {"warmup"}
 PATTERNS = ("pairs", "rounds", "ring")
+MEMORY = ("auto", "host", "device")
+MEASURED = ("links",) + GPU_CLASSES   # measure.classes: links = intra-node and inter-node
+WAITS = ("spin", "yield", "block")
 COLLECTIVES = ("allreduce_ring", "alltoall_pairwise", "allreduce_mpi", "alltoall_mpi",
                "allreduce_halving_doubling", "allreduce_dbt", "alltoall_bruck")
 
@@ -229,7 +248,6 @@ class ClassSpec:
         self.judge_bandwidth, self.judge_latency = judge_bandwidth, judge_latency
         self.bandwidth_tolerance = tolerances["bandwidth_tolerance"]
         self.latency_tolerance = tolerances["latency_tolerance"]
-        self.measured = name in MEASURED_CLASSES
 
     def min_bandwidth_gbps(self, size):
         """The lowest acceptable ping-pong bandwidth at `size` (GB/s), or None."""
@@ -244,8 +262,7 @@ class ClassSpec:
         return (1 + self.latency_tolerance) * self.time(size) * 1e6
 
     def describe(self):
-        return {"source": self.source, "measured": self.measured,
-                "bandwidth_tolerance": self.bandwidth_tolerance,
+        return {"source": self.source, "bandwidth_tolerance": self.bandwidth_tolerance,
                 "latency_tolerance": self.latency_tolerance}
 
 
@@ -313,7 +330,17 @@ def setting(key, value, what):
         return names_list(value, what, PATTERNS)
     if key == "collectives":
         return names_list(value, what, COLLECTIVES, allow_empty=True)
+    if key == "classes":
+        return names_list(value, what, MEASURED)
+    if key in ("memory", "device_wait"):
+        return one_of(value, what, MEMORY if key == "memory" else WAITS)
     raise SpecError(f"unknown setting {what}")
+
+
+def one_of(value, what, known):
+    if value not in known:
+        raise SpecError(f"{what} must be one of {', '.join(known)}, got {json.dumps(value)}")
+    return value
 
 
 def names_list(value, what, known, allow_empty=False):
@@ -330,9 +357,10 @@ def names_list(value, what, known, allow_empty=False):
 
 class Spec:
     def __init__(self, path=None, classes=None, peers=None, baseline=None, measure=None,
-                 model_path=None):
+                 model_path=None, gpu_classes=None):
         self.path, self.model_path = path, model_path
-        self.classes = classes or {}
+        self.classes = classes or {}            # link classes: ClassSpec
+        self.gpu_classes = gpu_classes or {}    # GPU classes: gpu_spec.GpuClassSpec
         self.peers = peers or dict(PEER_DEFAULTS)
         self.baseline = baseline or dict(BASELINE_DEFAULTS)
         self.measure = measure or dict(MEASURE_DEFAULTS)
@@ -340,6 +368,7 @@ class Spec:
     def describe(self):
         return {"path": self.path, "model": self.model_path,
                 "classes": {n: c.describe() for n, c in self.classes.items()},
+                "gpu_classes": {n: c.describe() for n, c in self.gpu_classes.items()},
                 "peers": self.peers, "baseline": self.baseline}
 
 
@@ -359,17 +388,23 @@ def load_spec(path):
         if not os.path.isabs(model_path) and not os.path.exists(model_path):
             model_path = os.path.join(os.path.dirname(os.path.abspath(path)), model_path)
         model = load_model(model_path)
-    classes = {}
+    from gpu_spec import gpu_class_spec   # here: gpu_spec uses this module's readers
+    classes, gpu_classes = {}, {}
     raw_classes = raw.get("classes", {})
     if not isinstance(raw_classes, dict):
         raise SpecError(f"{where}: classes must be a JSON object")
     for name, c in raw_classes.items():
+        if name in RENAMED:
+            raise SpecError(f"{where}: class '{name}' is now '{RENAMED[name]}', with figures per GPU model")
         if name not in CLASSES:
             raise SpecError(f"{where}: unknown class '{name}' (known: {', '.join(CLASSES)})")
-        classes[name] = class_spec(name, c, f"{where}: classes.{name}", model, model_path)
+        if name in GPU_CLASSES:
+            gpu_classes[name] = gpu_class_spec(name, c, f"{where}: classes.{name}")
+        else:
+            classes[name] = class_spec(name, c, f"{where}: classes.{name}", model, model_path)
     peers = tolerance_section(raw.get("peers", {}), PEER_DEFAULTS, f"{where}: peers",
-                              {"bandwidth_tolerance": 0.99})
+                              {"bandwidth_tolerance": 0.99, "gpu_tolerance": 0.99})
     baseline = tolerance_section(raw.get("baseline", {}), BASELINE_DEFAULTS, f"{where}: baseline",
                                  {"bandwidth_tolerance": 0.99})
     measure = measure_settings(raw.get("measure", {}), f"{where}: measure")
-    return Spec(path, classes, peers, baseline, measure, model_path)
+    return Spec(path, classes, peers, baseline, measure, model_path, gpu_classes)

@@ -11,7 +11,7 @@ What a candidate means once narrowed:
 
 from stats import FAIL, INCONCLUSIVE, NOT_JUDGED, PASS, median, worst
 
-SCHEMA, SCHEMA_VERSION = "collscope acceptance verdict", 1
+SCHEMA, SCHEMA_VERSION = "collscope acceptance verdict", 2
 EXIT = {PASS: 0, FAIL: 1, INCONCLUSIVE: 4, NOT_JUDGED: 0}
 UNITS = {"bandwidth": "GB/s", "latency": "us"}
 STATE_VERDICT = {"blame": FAIL, "inconclusive": INCONCLUSIVE, "pass": PASS}
@@ -121,7 +121,7 @@ class BlameList:
         return (kind, where) in self.entries
 
     def list(self):
-        order = {"host": 0, "rank": 1, "link": 2}
+        order = {"host": 0, "rank": 1, "link": 2, "gpu": 3}
         return sorted(self.entries.values(), key=lambda e: (order[e["kind"]], e["where"]))
 
 
@@ -366,10 +366,10 @@ def host_link_entries(judge, findings, links):
 
 def class_summaries(judge, links):
     out = {}
-    for cls, spec in judge.spec.classes.items():
-        if not spec.measured:
-            out[cls] = {"measured": False, "note": "not measured yet: needs the CUDA back end"}
     for cls in ("intra-node", "inter-node"):
+        if not judge.links_measured:
+            out[cls] = {"measured": False, "note": "not measured: not in measure.classes"}
+            continue
         mine = [l for l in links if l["class"] == cls]
         if not mine:
             continue
@@ -398,7 +398,7 @@ def build(judge):
     blame = BlameList()
     problem_blames(judge, blame)
     candidate_blames(judge, findings, blame)
-    links = [pair_entry(judge, findings, p) for p in layout.pairs()]
+    links = [pair_entry(judge, findings, p) for p in layout.pairs()] if judge.links_measured else []
     compute_blames(judge, blame, links)
     limit_blames(judge, blame, links, "threshold", "are beyond the class's threshold")
     limit_blames(judge, blame, links, "baseline", "regressed beyond tolerance since the baseline")
@@ -409,7 +409,7 @@ def build(judge):
     overall = overall_verdict(blame, links, hosts, ranks, judge)
     return {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "verdict": overall,
             "exit_code": EXIT[overall], "blame": blame.list(), "links": links, "hosts": hosts,
-            "ranks": ranks, "host_links": host_link_entries(judge, findings, links),
+            "ranks": ranks, "host_links": host_link_entries(judge, findings, links) if links else [],
             "collectives": judge.collective_results, "classes": class_summaries(judge, links),
             "retests": judge.retest_log, "problems": judge.problems}
 

@@ -31,7 +31,8 @@ ACCEPT = os.path.join(ROOT, "scripts", "accept")
 BIN = os.path.abspath(sys.argv[1])
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_rmaps_base_oversubscribe="1")
-for name in ("COLLSCOPE_HOSTFILE", "SLURM_JOB_ID", "COLLSCOPE_DEBUG_SLOW_COMPUTE"):
+for name in ("COLLSCOPE_HOSTFILE", "SLURM_JOB_ID", "COLLSCOPE_DEBUG_SLOW_COMPUTE", "COLLSCOPE_DEVICE_EMULATION",
+             "COLLSCOPE_DEVICE_SLOWDOWN"):
     ENV.pop(name, None)   # local ranks, whatever the calling shell has
 FAST = ["--np", "4", "--repeats", "3", "--bandwidth-bytes", "256K", "--iters", "3", "--warmup", "0",
         "--collective-min-bytes", "64K", "--collective-max-bytes", "64K", "--compute-bytes", "1M",
@@ -148,7 +149,7 @@ def test_local():
 
 
 def check_outputs(out, v):
-    check(v["schema"] == "collscope acceptance verdict" and v["schema_version"] == 1
+    check(v["schema"] == "collscope acceptance verdict" and v["schema_version"] == 2
           and v["verdict"] in ("pass", "fail", "inconclusive") and v["exit_code"] in (0, 1, 4),
           "verdict.json: schema, version, verdict, exit_code")
     link = v["links"][0]
@@ -157,6 +158,9 @@ def check_outputs(out, v):
           and set(link["bandwidth"]["by_pattern"]) == {"pairs", "rounds", "ring"}
           and len(link["bandwidth"]["by_pattern"]["pairs"]) == 3,
           "a link: hosts, class, figures per pattern and repeat, peers, threshold, baseline, verdict")
+    check(v["memory"]["kind"] == "host" and v["gpus"] == [] and v["classes"]["gpu_memory"]["measured"] is False
+          and v["classes"]["nccl"]["note"].startswith("not measured: rank 0 has no device memory"),
+          f"no device memory here: the GPU classes not measured, and why ({v['memory']}, {v['classes']['nccl']})")
     check(set(v["hosts"][0]) >= {"host", "ranks", "inter-node", "intra-node", "verdict"}
           and v["run"]["placement"]["kind"] == "local" and v["run"]["placement"]["ranks"] == 4,
           "hosts and the run's placement (local, 4 ranks)")

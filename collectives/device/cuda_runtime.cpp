@@ -10,6 +10,7 @@
 #include <cuda.h>  // the driver's types and enums only: its functions come as entry points
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include "collscope/errors.hpp"
 #include "collscope/wait_policy.hpp"
 #include "runtimes.hpp"
+#include "slowdown.hpp"
 
 namespace collscope::device {
 namespace {
@@ -160,7 +162,9 @@ class CudaRuntime final : public Runtime {
     const cudaMemcpyKind k = kind == CopyKind::host_to_device   ? cudaMemcpyHostToDevice
                              : kind == CopyKind::device_to_host ? cudaMemcpyDeviceToHost
                                                                 : cudaMemcpyDeviceToDevice;
-    check(cudaMemcpyAsync(dst, src, bytes, k, static_cast<cudaStream_t>(s)), "cudaMemcpyAsync");
+    const long repeats = std::lround(slowdown_factor(*this, kind, dst, src));  // a test hook (slowdown.hpp)
+    for (long i = 0; i < repeats; ++i)
+      check(cudaMemcpyAsync(dst, src, bytes, k, static_cast<cudaStream_t>(s)), "cudaMemcpyAsync");
   }
   void memset(void* dst, int value, std::size_t bytes, Stream s) override {
     check(cudaMemsetAsync(dst, value, bytes, static_cast<cudaStream_t>(s)), "cudaMemsetAsync");
@@ -275,7 +279,9 @@ class CudaRuntime final : public Runtime {
     check_launch(kernels::divide(buf, count, t, divisor, s, multiprocessors_), "divide kernel");
   }
   void copy_kernel(void* dst, const void* src, std::size_t bytes, Stream s) override {
-    check_launch(kernels::copy(dst, src, bytes, s, multiprocessors_), "copy kernel");
+    const long repeats = std::lround(slowdown_factor(*this, CopyKind::device_to_device, dst, src));
+    for (long i = 0; i < repeats; ++i)
+      check_launch(kernels::copy(dst, src, bytes, s, multiprocessors_), "copy kernel");
   }
 
  protected:

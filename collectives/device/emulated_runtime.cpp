@@ -22,6 +22,7 @@
 #include "collscope/errors.hpp"
 #include "collscope/reducer.hpp"
 #include "runtimes.hpp"
+#include "slowdown.hpp"
 
 namespace collscope::device {
 namespace {
@@ -66,8 +67,11 @@ class EmulatedRuntime final : public Runtime {
   void destroy_stream(Stream) override {}
   void synchronize(Stream) override {}
   bool idle(Stream) override { return true; }
-  void copy(void* dst, const void* src, std::size_t bytes, CopyKind, Stream) override {
+  void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, Stream) override {
+    const double slowdown = slowdown_factor(*this, kind, dst, src);  // a test hook (slowdown.hpp)
+    const long long start = steady_now_ns();
     if (bytes > 0 && dst != src) std::memmove(dst, src, bytes);
+    sleep_for_slowdown(slowdown, start);
   }
   void memset(void* dst, int value, std::size_t bytes, Stream) override {
     std::memset(dst, value, bytes);
@@ -140,7 +144,10 @@ class EmulatedRuntime final : public Runtime {
     host_reducer().divide(buf, count, t, divisor);
   }
   void copy_kernel(void* dst, const void* src, std::size_t bytes, Stream) override {
+    const double slowdown = slowdown_factor(*this, CopyKind::device_to_device, dst, src);
+    const long long start = steady_now_ns();
     host_reducer().copy(dst, src, bytes);
+    sleep_for_slowdown(slowdown, start);
   }
 
  protected:

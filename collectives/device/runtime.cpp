@@ -8,6 +8,7 @@
 #include "collscope/build_config.hpp"
 #include "collscope/errors.hpp"
 #include "runtimes.hpp"
+#include "slowdown.hpp"
 
 namespace collscope::device {
 
@@ -79,6 +80,16 @@ Allocation Runtime::allocation_of(const void* p, std::size_t bytes) const {
                      " B at an address no collscope allocation holds (IPC exports only those)");
 }
 
+bool Runtime::owns(const void* p) const {
+  const auto* at = static_cast<const std::byte*>(p);
+  std::lock_guard lock(mutex_);
+  for (const Registered& r : allocations_) {
+    const auto* base = static_cast<const std::byte*>(r.allocation.base);
+    if (!r.retired && at >= base && at < base + std::max<std::size_t>(r.allocation.bytes, 1)) return true;
+  }
+  return false;
+}
+
 namespace {
 
 bool emulation_asked() {
@@ -92,6 +103,7 @@ struct Selected {
 };
 
 Selected select_runtime() {
+  if (std::string bad = slowdown_problem(); !bad.empty()) return {nullptr, bad};  // a test hook
   if (emulation_asked()) return {make_emulated_runtime(), ""};
 #if COLLSCOPE_HAVE_CUDA
   std::string why;

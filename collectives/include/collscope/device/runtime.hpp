@@ -74,6 +74,8 @@ class Runtime {
   void free(void* p);
   // The registered allocation holding [p, p + bytes), or throws RuntimeError.
   Allocation allocation_of(const void* p, std::size_t bytes) const;
+  // Whether p lies in a live allocation of this runtime (not a peer's mapped memory).
+  bool owns(const void* p) const;
   // The IPC path holds what it exported: a peer may have it mapped, and CUDA leaves
   // freeing an allocation a peer still maps undefined. Holds count.
   void hold(std::uint64_t id);
