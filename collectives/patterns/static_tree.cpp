@@ -105,9 +105,16 @@ int StaticTree::depth(int v) const {
   return d;
 }
 
+// Every shape numbers a parent below its children (parent(v) < v), so one pass in rank
+// order finds every depth: O(N), where a depth() per rank would be O(N^2) on a chain
+// (the schedules ask for the height on every rank).
 int StaticTree::height() const {
+  std::vector<int> d(static_cast<std::size_t>(std::max(nranks, 1)), 0);
   int h = 0;
-  for (int v = 0; v < nranks; ++v) h = std::max(h, depth(v));
+  for (int v = 1; v < nranks; ++v) {
+    d[static_cast<std::size_t>(v)] = d[static_cast<std::size_t>(parent(v))] + 1;
+    h = std::max(h, d[static_cast<std::size_t>(v)]);
+  }
   return h;
 }
 

@@ -1,12 +1,14 @@
 // The pure schedules, checked without any communication.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
 #include "collscope/patterns/block.hpp"
 #include "collscope/patterns/halving_doubling.hpp"
 #include "collscope/patterns/ring.hpp"
+#include "collscope/patterns/static_tree.hpp"
 #include "collscope/patterns/tree.hpp"
 
 namespace collscope::patterns {
@@ -188,3 +190,26 @@ TEST(HalvingDoubling, PartnersAgreeAndEachVirtualRankEndsOwningItsBlock) {
 
 }  // namespace
 }  // namespace collscope::patterns
+
+// Open MPI's fixed trees: every rank but the root has one parent, below it in virtual
+// rank order (height() relies on it), that lists it among its children; the height is
+// the deepest rank's depth.
+TEST(StaticTree, ParentsPrecedeChildrenAndTheHeightIsTheDeepestDepth) {
+  using collscope::patterns::StaticTree;
+  using collscope::patterns::TreeShape;
+  for (TreeShape shape : {TreeShape::kary, TreeShape::strided_binomial, TreeShape::knomial,
+                          TreeShape::chain, TreeShape::star, TreeShape::binomial})
+    for (int fanout : {2, 3, 4})
+      for (int n = 1; n <= 70; ++n) {
+        const StaticTree t{shape, n, n / 3, fanout};
+        int deepest = 0;
+        for (int v = 1; v < n; ++v) {
+          const int p = t.parent(v);
+          ASSERT_TRUE(p >= 0 && p < v) << "N " << n << " v " << v;
+          const std::vector<int> siblings = t.children(p);
+          EXPECT_EQ(std::count(siblings.begin(), siblings.end(), v), 1) << "N " << n << " v " << v;
+          deepest = std::max(deepest, t.depth(v));
+        }
+        EXPECT_EQ(t.height(), deepest) << "N " << n << " fanout " << fanout;
+      }
+}
