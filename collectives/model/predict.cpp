@@ -6,7 +6,7 @@
 //
 // Usage: collscope_predict ALGORITHM --model FILE -N 16,64,... [--ranks-per-node R]
 //          [-b SIZE] [-e SIZE] [-f FACTOR] [-d DTYPE] [--in-place] [--segment SIZE]
-//          [--format table|jsonl|exact]
+//          [--format table|jsonl|exact] [--threads 1|2]
 // exit 0; 1 when a trace's volume differs from the theory at some rank (a bug: printed
 // as MISMATCH, never hidden); 2 on bad usage or a bad model file; 3 when a simulation
 // fails (traces that cannot complete).
@@ -144,7 +144,7 @@ Options parse(int argc, char** argv) {
       std::printf(
           "usage: collscope_predict ALGORITHM --model FILE -N 16,64,... [--ranks-per-node R]\n"
           "         [-b SIZE] [-e SIZE] [-f FACTOR] [-d DTYPE] [--in-place] [--segment SIZE]\n"
-          "         [--format table|jsonl|exact]\n");
+          "         [--format table|jsonl|exact] [--threads 1|2]\n");
       std::exit(0);
     } else if (!arg.empty() && arg[0] == '-') usage("unknown argument " + arg);
     else positional.push_back(arg);
