@@ -10,7 +10,7 @@
 // and -n timed round trips, back to back. Every round trip is one Comm call (a fresh tag
 // sequence). Each rank keeps one Comm per peer, so a pair's sequence numbers stay in step
 // while other pairs run. A 0-byte size is a signal each way: one message of 0 bytes, as
-// the counting transport sees it.
+// the executor counts it.
 // Ranks outside the pair wait in a barrier that sleeps (MPI_Ibarrier + MPI_Test), so they
 // take no CPU from the measurement on an oversubscribed node.
 //

@@ -8,7 +8,7 @@ mpirun on 8 ranks (ranks 2K and 2K+1 on host hK, links at 1gbit so that it is qu
 1 KiB and 64 KiB (a barrier: one record, 0 B), and for every record:
   - every result exact (`wrong` 0) and the volume check passed (`volume` ok);
   - `node_of_rank` is [0,0,1,1,2,2,3,3]: MPI_COMM_TYPE_SHARED sees the 4 hosts;
-  - on every rank, the bytes the counting transport saw sent to ranks on the same host and
+  - on every rank, the bytes the executor counted sent to ranks on the same host and
     on other hosts are exactly the theory's (`sent_intra_node_bytes` ==
     `theory_sent_intra_node_bytes`, `sent_inter_node_bytes` ==
     `theory_sent_inter_node_bytes`: the traffic matrix split by the node map);

@@ -97,7 +97,7 @@ SiteVolume planned_site(const PlannedCall& c, const Prepared& p, const SplitsByR
           theory_total(algo.theory, group_of(p.config, c.group, r).position, s.group_size, args));
     }
   if (!splits.empty()) args.splits = splits.front();
-  // The textbook formulas' table is keyed by names (collectives/textbook_formulas.hpp).
+  // The textbook formulas' table is keyed by names (collscope/textbook_formulas.hpp).
   const std::string_view coll = algo.collective_name();
   s.closed_form_bytes = textbook_sent_bytes(coll, algo.name, s.group_size, args);
   s.closed_form = std::string(textbook_formula_text(coll, algo.name).value_or(""));

@@ -1,4 +1,4 @@
-// A layer record (layers/src/record.cpp) <-> the /layer tables (SCHEMA.md, "/layer"): the
+// A layer record (layers/framework/record.cpp) <-> the /layer tables (SCHEMA.md, "/layer"): the
 // row with its ranks and times, its call sites with their per-rank records, its checks.
 #pragma once
 

@@ -209,7 +209,7 @@ const std::vector<const TableSpec*>& row_tables(int version) {
   return all.at(static_cast<std::size_t>(version - 1));
 }
 
-// ---- /layer: the layer pipelines' records (layers/src/record.cpp) ----------------------
+// ---- /layer: the layer pipelines' records (layers/framework/record.cpp) ----------------------
 
 namespace {
 

@@ -12,7 +12,7 @@ namespace collscope::results::testing {
 nlohmann::json sample_collective(std::int64_t i);
 // A pingpong row as bench/pingpong.cpp's to_json makes it; "bytes" is 1000 + i.
 nlohmann::json sample_pingpong(std::int64_t i);
-// A layer record as collscope::layers::to_json makes it (layers/src/record.cpp); "seed"
+// A layer record as collscope::layers::to_json makes it (layers/framework/record.cpp); "seed"
 // is 1000 + i. Some with nothing measured (vendor), no checks, no times, NaN errors.
 nlohmann::json sample_layer(std::int64_t i);
 // Which sample a stored row is (from "bytes"), -1 if none.
