@@ -599,7 +599,7 @@ def group_empty(tmp):
     unfinished = os.path.join(tmp, "unfinished.h5")
     tool("write", unfinished, "sample", 0, 3)
     with h5py.File(unfinished, "r+") as f:
-        for group in ("collective", "pingpong"):
+        for group in ("collective", "pingpong", "layer"):  # the sample has layer rows too
             rows = f[group + "/rows"]
             values = rows[:]
             values["run_id"] = -1
