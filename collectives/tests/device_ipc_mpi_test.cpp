@@ -86,11 +86,15 @@ TEST_F(IpcPath, MapsEachPeerBufferOnceAndUnmapsItOnlyOnceFreedAndReleased) {
   const std::size_t first = ex.mapped_peer_buffers();
   ASSERT_TRUE(everywhere(allreduce_is_exact(ex, v)));
   EXPECT_TRUE(everywhere(ex.mapped_peer_buffers() == first)) << "a second call maps nothing new";
-  if (world_size() > 1) EXPECT_TRUE(everywhere(first > 0));
+  if (world_size() > 1) {
+    EXPECT_TRUE(everywhere(first > 0));
+  }
 
   const device::Allocation send = rt.allocation_of(v.send, 1);
   v.release();  // exported: retired, not freed, while a peer may map it
-  if (world_size() > 1) EXPECT_TRUE(everywhere(rt.retired(send.id)));
+  if (world_size() > 1) {
+    EXPECT_TRUE(everywhere(rt.retired(send.id)));
+  }
   ex.release_freed_buffers();
   EXPECT_FALSE(rt.retired(send.id));  // gone for real
   const std::size_t kept = ex.mapped_peer_buffers();
@@ -116,7 +120,9 @@ TEST_F(IpcPath, ReducesConsumedReceivesInTheSendersMemoryUnlessTold) {
     const std::uint64_t received = ex.traffic().total().recv_bytes;
     EXPECT_TRUE(everywhere(c.reduced_from_peer == (fuse ? planned : 0))) << "fuse " << fuse;
     EXPECT_TRUE(everywhere(c.from_peer + c.reduced_from_peer == received)) << "fuse " << fuse;
-    if (world_size() > 1) EXPECT_TRUE(everywhere(planned > 0));
+    if (world_size() > 1) {
+      EXPECT_TRUE(everywhere(planned > 0));
+    }
     v.release();
     ex.release_freed_buffers();
   }
