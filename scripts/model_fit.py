@@ -336,10 +336,6 @@ def link_class(m):
     }
 
 
-def peak_bandwidth(link, key="one_way"):
-    return max(band.get(key, band["one_way"]) for band in link["bands"])
-
-
 def gbps_pair(band, key):
     """'written/input' GB/s of one direction (just the written one without an input key)."""
     text = f"{band[key] / 1e9:.3f}" if key in band else "nan"

@@ -22,6 +22,7 @@
 // parts send nothing). Limits: commutative ops. Scratch: half the vector, rounded up.
 #include <vector>
 
+#include "collscope/patterns/bits.hpp"
 #include "collscope/patterns/halving_doubling.hpp"
 #include "collscope/schedules.hpp"
 
@@ -29,12 +30,6 @@ namespace collscope::schedules {
 namespace {
 
 using patterns::Block;
-
-int log2_of(int power_of_two) {
-  int k = 0;
-  while ((1 << k) < power_of_two) ++k;
-  return k;
-}
 
 // One exchange of the halving: the peer, the part of the window sent and the part kept.
 struct Halving {
@@ -67,7 +62,7 @@ Steps allreduce_rabenseifner(Plan& p) {
     co_yield s.copy(Plan::recv(), Plan::send(), bytes).step("copy", 0);
     co_return;
   }
-  const int pof2 = patterns::largest_pof2_at_most(n), rem = n - pof2, rounds = log2_of(pof2);
+  const int pof2 = patterns::largest_pof2_at_most(n), rem = n - pof2, rounds = patterns::ceil_log2(pof2);
   const Block left{0, p.count() / 2}, right{p.count() / 2, p.count() - p.count() / 2};
   const BufRef incoming = p.scratch(p.bytes(right));
   const std::uint32_t fold_tag = p.tag(), halving_tag = p.tag(), doubling_tag = p.tag(),

@@ -22,17 +22,12 @@
 // writes what it sends; the last exchange lands in the receive buffer where the start
 // allows, else a final copy moves it there (in place with log2 p odd).
 // Limits: none (any N, any count). Scratch: one vector.
+#include "collscope/patterns/bits.hpp"
 #include "collscope/patterns/halving_doubling.hpp"
 #include "collscope/schedules.hpp"
 
 namespace collscope::schedules {
 namespace {
-
-int log2_of(int power_of_two) {
-  int k = 0;
-  while ((1 << k) < power_of_two) ++k;
-  return k;
-}
 
 bool same(BufRef a, BufRef b) { return a.region == b.region && a.slot == b.slot; }
 
@@ -47,7 +42,7 @@ Steps allreduce_recursive_doubling(Plan& p) {
     co_return;
   }
   const patterns::HdLayout l = patterns::hd_layout(n, r);
-  const int rounds = log2_of(l.pof2);
+  const int rounds = patterns::ceil_log2(l.pof2);
   const std::uint32_t fold_tag = p.tag(), exchange_tag = p.tag(), unfold_tag = p.tag();
   if (l.role == patterns::FoldRole::sender) {  // hand over the input, wait for the result
     co_yield s.send(l.fold_peer, Plan::send(), bytes, fold_tag).step("fold", 0);

@@ -15,23 +15,15 @@
 // children). Limits: none (any N, any count, any root); latency-bound sizes are its
 // strength, large ones are better served by chain or scatter_allgather.
 #include "collscope/patterns/binomial.hpp"
+#include "collscope/patterns/bits.hpp"
 #include "collscope/schedules.hpp"
 
 namespace collscope::schedules {
-namespace {
-
-int log2_of(int power_of_two) {
-  int k = 0;
-  while ((1 << k) < power_of_two) ++k;
-  return k;
-}
-
-}  // namespace
 
 Steps broadcast_binomial(Plan& p) {
   const int n = p.size(), root = p.args().root;
   const int v = patterns::to_virtual(p.rank(), root, n);
-  const int rounds = log2_of(n);  // ceil(log2 N)
+  const int rounds = patterns::ceil_log2(n);  // ceil(log2 N)
   const std::size_t bytes = p.count() * p.elem();
   const std::uint32_t tag = p.tag();
   StepBuilder s(p);
@@ -41,11 +33,11 @@ Steps broadcast_binomial(Plan& p) {
   else {
     const int parent = patterns::to_real(patterns::binomial_parent(n, v), root, n);
     s.recv(parent, Plan::recv(), bytes, tag);
-    co_yield s.step("receive", rounds - 1 - log2_of(v & -v));
+    co_yield s.step("receive", rounds - 1 - patterns::ceil_log2(v & -v));
   }
   for (int child : patterns::binomial_children(n, v)) {
     s.send(patterns::to_real(child, root, n), from, bytes, tag);
-    co_yield s.step("send", rounds - 1 - log2_of(child - v));
+    co_yield s.step("send", rounds - 1 - patterns::ceil_log2(child - v));
   }
   co_yield s.step("done", rounds);  // the root's copy, when it has no children (N = 1)
 }

@@ -23,6 +23,7 @@
 
 #include "../allgather/ring_steps.hpp"
 #include "collscope/patterns/binomial.hpp"
+#include "collscope/patterns/bits.hpp"
 #include "collscope/schedules.hpp"
 
 namespace collscope::schedules {
@@ -30,12 +31,6 @@ namespace {
 
 using patterns::Block;
 using patterns::RankRun;
-
-int log2_of(int power_of_two) {
-  int k = 0;
-  while ((1 << k) < power_of_two) ++k;
-  return k;
-}
 
 // The real-rank pieces of a virtual run of ranks: at most two blocks of the vector.
 std::array<Block, 2> pieces(const Plan& p, RankRun virt) {
@@ -49,7 +44,7 @@ std::array<Block, 2> pieces(const Plan& p, RankRun virt) {
 Steps broadcast_scatter_allgather(Plan& p) {
   const int n = p.size(), root = p.args().root;
   const int v = patterns::to_virtual(p.rank(), root, n);
-  const int rounds = log2_of(n);
+  const int rounds = patterns::ceil_log2(n);
   const std::uint32_t piece_tag[2] = {p.tag(), p.tag()}, ring_tag = p.tag();
   StepBuilder s(p);
   // The root sends its blocks from its send buffer and copies it meanwhile.
@@ -60,14 +55,14 @@ Steps broadcast_scatter_allgather(Plan& p) {
     const int parent = patterns::to_real(patterns::binomial_parent(n, v), root, n);
     const auto mine = pieces(p, patterns::binomial_subtree(n, v));
     for (int i = 0; i < 2; ++i) s.recv(parent, p.recv_at(mine[i]), p.bytes(mine[i]), piece_tag[i]);
-    co_yield s.step("scatter", rounds - 1 - log2_of(v & -v));
+    co_yield s.step("scatter", rounds - 1 - patterns::ceil_log2(v & -v));
   }
   for (int c : patterns::binomial_children(n, v)) {
     const int child = patterns::to_real(c, root, n);
     const auto theirs = pieces(p, patterns::binomial_subtree(n, c));
     for (int i = 0; i < 2; ++i)
       s.send(child, BufRef{from, 0, theirs[i].offset * p.elem()}, p.bytes(theirs[i]), piece_tag[i]);
-    co_yield s.step("scatter", rounds - 1 - log2_of(c - v));
+    co_yield s.step("scatter", rounds - 1 - patterns::ceil_log2(c - v));
   }
   co_yield s.step("scatter", rounds - 1);  // the root's copy when it has no children
   const Block own = patterns::block_of(p.count(), n, p.rank());

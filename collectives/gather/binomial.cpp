@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "collscope/patterns/binomial.hpp"
+#include "collscope/patterns/bits.hpp"
 #include "collscope/schedules.hpp"
 
 namespace collscope::schedules {
@@ -28,12 +29,6 @@ namespace {
 
 using patterns::Block;
 using patterns::RankRun;
-
-int log2_of(int power_of_two) {
-  int k = 0;
-  while ((1 << k) < power_of_two) ++k;
-  return k;
-}
 
 std::size_t run_bytes(const Plan& p, RankRun virt) {
   return patterns::virtual_run_elems(p.count(), p.size(), p.args().root, virt) * p.elem();
@@ -50,7 +45,7 @@ Steps gather_binomial(Plan& p) {
   StepBuilder s(p);
   if (v != 0 && children.empty()) {  // a leaf sends its own block as it is
     const int parent = patterns::to_real(patterns::binomial_parent(n, v), root, n);
-    co_yield s.send(parent, Plan::send(), p.bytes(own), tag).step("gather", log2_of(v & -v));
+    co_yield s.send(parent, Plan::send(), p.bytes(own), tag).step("gather", patterns::ceil_log2(v & -v));
     co_return;
   }
   // Inner ranks pack their subtree in scratch; the root uses its receive buffer, and
@@ -76,7 +71,7 @@ Steps gather_binomial(Plan& p) {
         at += p.bytes(b);
       }
     }
-    co_yield s.step("gather", log2_of(c - v));
+    co_yield s.step("gather", patterns::ceil_log2(c - v));
   }
   if (v == 0) {
     co_yield s.step("gather", 0);  // a lone root's copy
@@ -84,7 +79,7 @@ Steps gather_binomial(Plan& p) {
   }
   const int parent = patterns::to_real(patterns::binomial_parent(n, v), root, n);
   co_yield s.send(parent, buf, run_bytes(p, patterns::binomial_subtree(n, v)), tag)
-      .step("send", log2_of(v & -v));
+      .step("send", patterns::ceil_log2(v & -v));
 }
 
 }  // namespace collscope::schedules

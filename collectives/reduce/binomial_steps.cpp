@@ -19,19 +19,14 @@
 // two segment inboxes per child but the nearest.
 #include <vector>
 
-#include "collscope/patterns/binomial.hpp"
 #include "binomial_steps.hpp"
+#include "collscope/patterns/binomial.hpp"
+#include "collscope/patterns/bits.hpp"
 
 namespace collscope::detail {
 namespace {
 
 using patterns::Block;
-
-int log2_of(int power_of_two) {
-  int k = 0;
-  while ((1 << k) < power_of_two) ++k;
-  return k;
-}
 
 }  // namespace
 
@@ -55,12 +50,12 @@ Steps binomial_reduce_steps(Plan& p, std::size_t seg) {
   const std::size_t inboxes = 2 * (children.size() - (direct ? 1 : 0));
   const BufRef inbox = inboxes == 0 ? BufRef{} : p.scratch(inboxes * seg_bytes);
   const int parent = v == 0 ? -1 : patterns::to_real(patterns::binomial_parent(n, v), root, n);
-  const int send_shift = v == 0 ? 0 : log2_of(v & -v);
-  const int last = static_cast<int>(segments) + (children.empty() ? 0 : log2_of(children.front() - v)) + send_shift;
+  const int send_shift = v == 0 ? 0 : patterns::ceil_log2(v & -v);
+  const int last = static_cast<int>(segments) + (children.empty() ? 0 : patterns::ceil_log2(children.front() - v)) + send_shift;
   for (int t = 0; t <= last; ++t) {
     bool reduces = false;
     for (std::size_t i = children.size(); i-- > 0;) {  // nearest child first
-      const int shift = log2_of(children[i] - v);
+      const int shift = patterns::ceil_log2(children[i] - v);
       const long c = t - shift;
       if (c < 0 || c >= segments) continue;
       const Block b = patterns::segment_of(p.count(), seg, static_cast<std::size_t>(c));

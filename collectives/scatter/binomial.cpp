@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "collscope/patterns/binomial.hpp"
+#include "collscope/patterns/bits.hpp"
 #include "collscope/schedules.hpp"
 
 namespace collscope::schedules {
@@ -29,12 +30,6 @@ namespace {
 
 using patterns::Block;
 using patterns::RankRun;
-
-int log2_of(int power_of_two) {
-  int k = 0;
-  while ((1 << k) < power_of_two) ++k;
-  return k;
-}
 
 std::size_t run_bytes(const Plan& p, RankRun virt) {
   return patterns::virtual_run_elems(p.count(), p.size(), p.args().root, virt) * p.elem();
@@ -45,13 +40,13 @@ std::size_t run_bytes(const Plan& p, RankRun virt) {
 Steps scatter_binomial(Plan& p) {
   const int n = p.size(), root = p.args().root;
   const int v = patterns::to_virtual(p.rank(), root, n);
-  const int rounds = log2_of(n);
+  const int rounds = patterns::ceil_log2(n);
   const std::vector<int> children = patterns::binomial_children(n, v);  // farthest first
   const Block own = patterns::block_of(p.count(), n, p.rank());
   const std::uint32_t tag = p.tag();
   StepBuilder s(p);
   const int parent = v == 0 ? -1 : patterns::to_real(patterns::binomial_parent(n, v), root, n);
-  const int my_step = v == 0 ? -1 : rounds - 1 - log2_of(v & -v);
+  const int my_step = v == 0 ? -1 : rounds - 1 - patterns::ceil_log2(v & -v);
   if (v != 0 && children.empty()) {  // a leaf receives its own block straight into place
     co_yield s.recv(parent, Plan::recv(), p.bytes(own), tag).step("scatter", my_step);
     co_return;
@@ -83,7 +78,7 @@ Steps scatter_binomial(Plan& p) {
                  ? buf
                  : p.send_at(patterns::run_block(p.count(), n, patterns::real_runs(n, root, sub)[0]));
     s.send(patterns::to_real(c, root, n), from, run_bytes(p, sub), tag);
-    co_yield s.step("scatter", rounds - 1 - log2_of(c - v));
+    co_yield s.step("scatter", rounds - 1 - patterns::ceil_log2(c - v));
   }
 }
 

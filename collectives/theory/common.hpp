@@ -38,11 +38,6 @@ inline int pow2_at_most(int n) {
   while (p * 2 <= n) p *= 2;
   return p;
 }
-inline int log2_exact(int pow2) {
-  int k = 0;
-  while ((1 << k) < pow2) ++k;
-  return k;
-}
 
 // Bytes of block i of the vector cut in nblocks, and of blocks [first, first + len).
 std::uint64_t block_bytes(const CollArgs& a, int nblocks, int i);
