@@ -10,12 +10,23 @@
 
 usage: cluster_test.py CASE [--bin-dir DIR]   exit 0 passed, 1 failed, 77 skipped
 """
+import json
+import os
 import shutil
 import sys
 
 import cases
 import clusterlib
 from clusterlib import Failed
+
+
+def inconclusive(out):
+    """Whether the run in `out` ended inconclusive (its verdict.json says so)."""
+    try:
+        with open(os.path.join(out, "verdict.json")) as f:
+            return json.load(f).get("verdict") == "inconclusive"
+    except (OSError, TypeError, ValueError):
+        return False
 
 
 def main():
@@ -27,6 +38,12 @@ def main():
     def test(bin_dir):
         print(f"# {name}: {cases.CASES[name]['what']}", flush=True)
         checks, seconds, out = cases.one_case(name, bin_dir)
+        if inconclusive(out) and not all(ok for ok, _ in checks):
+            # exit 4 means "retest" (acceptance/README.md): eight ranks on a shared
+            # machine can leave one figure an outlier in part of the repeats
+            print(f"# run 1 inconclusive (kept in {out}): retested once, as the README says",
+                  flush=True)
+            checks, seconds, out = cases.one_case(name, bin_dir)
         for ok, what in checks:
             print(("ok - " if ok else "FAIL - ") + what, flush=True)
         print(f"# scripts/accept took {seconds:.1f}s", flush=True)
