@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "collscope/agree.hpp"
@@ -351,10 +352,10 @@ void LayerRun::probe(LayerRecord& r) {
   // computes it with the cores of its node's ranks (a host run keeps one thread).
   const bool device = p_.options.memory() == MemoryKind::device;
   const int threads = device ? cores_per_rank(ctrl_) : 1;
-  if (rank_ == 0) use_blas_threads(threads);
+  std::optional<BlasThreadsOnAllCores> blas;
+  if (rank_ == 0 && threads > 1) blas.emplace(threads);
   WatchedSection w("verification");
   r.checks = layer_.verify(ctx_, p_.options.passes);
-  use_one_blas_thread();
 }
 
 // One timed iteration's numbers, each the slowest rank's: the totals, then per call its

@@ -1,11 +1,15 @@
 #include "collscope/layers/math/math.hpp"
 
 #include <cblas.h>
+#include <dirent.h>
+#include <sched.h>
+#include <unistd.h>
 
 #include "collscope/layers/math/hd_math.hpp"
 #include "collscope/layers/math/hd_rows.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -90,7 +94,34 @@ void attention_backward_of(const Matrix<T>& q, const Matrix<T>& k, const Matrix<
 }  // namespace
 
 void use_one_blas_thread() { openblas_set_num_threads(1); }
-void use_blas_threads(int n) { openblas_set_num_threads(n); }
+
+// Each thread of this process (its ids under /proc/self/task) and the cores it may run on.
+struct BlasThreadsOnAllCores::Saved {
+  std::vector<std::pair<pid_t, cpu_set_t>> masks;
+};
+
+BlasThreadsOnAllCores::BlasThreadsOnAllCores(int n) : saved_(std::make_unique<Saved>()) {
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  for (long c = 0; c < online && c < CPU_SETSIZE; ++c) CPU_SET(static_cast<int>(c), &all);
+  if (DIR* tasks = opendir("/proc/self/task")) {
+    while (const dirent* e = readdir(tasks)) {
+      const pid_t tid = static_cast<pid_t>(std::atoi(e->d_name));
+      cpu_set_t mask;
+      if (tid <= 0 || sched_getaffinity(tid, sizeof mask, &mask) != 0) continue;
+      // A cpuset narrower than `all` (a batch job's) keeps the thread within it, or refuses.
+      if (sched_setaffinity(tid, sizeof all, &all) == 0) saved_->masks.emplace_back(tid, mask);
+    }
+    closedir(tasks);
+  }
+  openblas_set_num_threads(n);
+}
+
+BlasThreadsOnAllCores::~BlasThreadsOnAllCores() {
+  openblas_set_num_threads(1);
+  for (auto& [tid, mask] : saved_->masks) sched_setaffinity(tid, sizeof mask, &mask);
+}
 
 float gelu(float x) { return hd::gelu(x); }
 double gelu(double x) { return hd::gelu(x); }

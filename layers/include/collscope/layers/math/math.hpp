@@ -7,6 +7,8 @@
 //   gelu'(x) = Phi(x) + x * phi(x),   phi(x) = exp(-x^2/2) / sqrt(2 pi)
 #pragma once
 
+#include <memory>
+
 #include "collscope/layers/math/tensor.hpp"
 
 namespace collscope::layers {
@@ -15,8 +17,22 @@ enum class Trans { no, yes };
 
 // OpenBLAS runs one thread per process: ranks share the node's cores.
 void use_one_blas_thread();
-// n threads (the verification of a device run's shape, on rank 0).
-void use_blas_threads(int n);
+// n threads while it lives (the verification of a device run's shape, on rank 0), free to
+// run on every core online; one thread, and each thread's own cores, again after. Open MPI
+// binds a rank to one core by default, and the BLAS threads, made when the library loaded,
+// inherit it: bound, n threads would share that core (on an H200 node the float64
+// reference of layer_tp_mlp at its device shape took minutes so).
+class BlasThreadsOnAllCores {
+ public:
+  explicit BlasThreadsOnAllCores(int n);
+  ~BlasThreadsOnAllCores();
+  BlasThreadsOnAllCores(const BlasThreadsOnAllCores&) = delete;
+  BlasThreadsOnAllCores& operator=(const BlasThreadsOnAllCores&) = delete;
+
+ private:
+  struct Saved;
+  std::unique_ptr<Saved> saved_;
+};
 
 // C = op(A) op(B), op(M) = M or M^T; C is resized. Float32 accumulation, then C is
 // rounded to `storage`.
