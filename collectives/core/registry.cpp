@@ -3,6 +3,7 @@
 
 #include "collscope/algorithm.hpp"
 #include "collscope/consumed_receives.hpp"
+#include "collscope/progress.hpp"
 #include "collscope/schedules.hpp"
 
 namespace collscope {
@@ -181,7 +182,7 @@ void run_collective(Comm& comm, const Algorithm& algo, const CollArgs& args) {
   const std::uint32_t seq = comm.next_seq();
   if (algo.schedule) run_schedule(comm, algo, args, seq);
   else run_vendor(comm, algo, args, seq);
-  Comm::step("done", 0);
+  report_step("done", 0);
   end_call(p);
 }
 

@@ -5,6 +5,7 @@
 
 #include "collscope/consumed_receives.hpp"
 #include "collscope/errors.hpp"
+#include "collscope/executor_sink.hpp"
 #include "collscope/progress.hpp"
 #include "collscope/transport_factory.hpp"
 #include "collscope/wait_policy.hpp"
@@ -12,13 +13,6 @@
 
 namespace collscope {
 namespace {
-
-
-void report_step(const char* phase, int index) {
-  Progress& p = progress();
-  p.phase.store(phase, std::memory_order_relaxed);
-  p.step.store(index, std::memory_order_relaxed);
-}
 
 // The first rank on another node than rank 0, or -1 when all share one.
 int first_rank_elsewhere(const std::vector<int>& node_of_rank) {
@@ -103,40 +97,27 @@ void wait_request(Transport& t, Request& r, int peer, bool is_recv) {
 
 }  // namespace device
 
-// Issues the sequencer's operations: messages to the path, local ops as kernels. A
-// receive that a reduce of its step consumes (consumed_receives.hpp) is posted as such:
-// the ipc path may leave it in the sender's memory, and the reduce then reads it there.
-struct DeviceSink {
-  using Handle = int;
-  DeviceExecutor& ex;
-  const Plan& plan;
-  CallBuffers buffers;
-  std::uint32_t seq;
-  bool bound = false;
+// Issues the sequencer's operations (executor_sink.hpp): messages to the path, local ops
+// as kernels. A receive that a reduce of its step consumes (consumed_receives.hpp) is
+// posted as such: the ipc path may leave it in the sender's memory, and the reduce then
+// reads it there.
+using DeviceSink = ExecutorSink<DeviceExecutor>;
 
-  void begin_step(const Step& s) {
-    if (!bound) ex.bind(plan.scratch_sizes(), buffers);
-    bound = true;
-    report_step(s.phase, s.index);
-    consumed_receives(plan, s, ex.consumer_);
-    step_ = &s;
-  }
-  int post_recv(const CommOp& op) {
-    ex.traffic_.count(op);
-    std::byte* into = op.kind == CommKind::recv ? ex.address(op.buf) : nullptr;
-    const bool consumed = ex.consumer_[static_cast<std::size_t>(&op - step_->comm.data())] >= 0;
-    return ex.link_->post_recv(op, into, Tag{seq, op.tag}, consumed);
-  }
-  int post_send(const CommOp& op) {
-    ex.traffic_.count(op);
-    const std::byte* from = op.kind == CommKind::send ? ex.address(op.buf) : nullptr;
-    return ex.link_->post_send(op, from, Tag{seq, op.tag});
-  }
-  void wait(int& h) { ex.link_->wait(h); }
-  void local(const LocalOp& op) { ex.local(op, plan.args(), plan.size()); }
+void DeviceExecutor::begin_step(const Plan& plan, const Step& s) {
+  consumed_receives(plan, s, consumer_);
+  step_ = &s;
+}
 
-  const Step* step_ = nullptr;
-};
+int DeviceExecutor::post_recv(const CommOp& op, std::byte* into, Tag tag) {
+  const bool consumed = consumer_[static_cast<std::size_t>(&op - step_->comm.data())] >= 0;
+  return link_->post_recv(op, into, tag, consumed);
+}
+
+int DeviceExecutor::post_send(const CommOp& op, const std::byte* from, Tag tag) {
+  return link_->post_send(op, from, tag);
+}
+
+void DeviceExecutor::wait(int& h) { link_->wait(h); }
 
 DeviceExecutor::DeviceExecutor(device::Runtime& rt, std::optional<DevicePath> path,
                                const std::string& transport, MPI_Comm comm,
@@ -146,7 +127,7 @@ DeviceExecutor::DeviceExecutor(device::Runtime& rt, std::optional<DevicePath> pa
   MPI_Comm_size(comm, &size_);
   traffic_ = Traffic(size_);
   stream_ = rt_.create_stream();
-  scratch_.resize(Plan::kMaxScratch);
+  scratch_.emplace(rt_, stream_);
   device::LinkContext ctx{rt_, stream_, traffic_.copies(), stream_busy_};
   try {
     MadeLink made = make_link(ctx, path, transport_, comm, node_of_rank, options);
@@ -160,7 +141,7 @@ DeviceExecutor::DeviceExecutor(device::Runtime& rt, std::optional<DevicePath> pa
 
 DeviceExecutor::~DeviceExecutor() {
   link_.reset();
-  scratch_.clear();
+  scratch_.reset();
   rt_.destroy_stream(stream_);
 }
 
@@ -208,36 +189,20 @@ void DeviceExecutor::release_freed_buffers() {
 }
 
 void DeviceExecutor::bind(std::span<const std::size_t> scratch_sizes, CallBuffers buffers) {
-  buffers_.set_call(buffers);
-  for (std::size_t s = 0; s < scratch_sizes.size(); ++s) {
-    if (scratch_[s].size() < scratch_sizes[s]) {
-      rt_.synchronize(stream_);  // the old scratch may still be read by queued work
-      scratch_[s] = device::Buffer(rt_, scratch_sizes[s]);
-    }
-    buffers_.set_scratch(s, scratch_[s].get());
-  }
+  scratch_->bind(buffers_, scratch_sizes, buffers);
 }
 
 // A reduce reading a consumed receive that the path left in its sender's memory reads
 // it there (no copy); the path is told once it is enqueued.
 void DeviceExecutor::local(const LocalOp& op, const CollArgs& a, int nranks) {
-  switch (op.kind) {
-    case LocalKind::reduce: {
-      const std::byte* in_a = address(op.a);
-      const std::byte* in_b = address(op.b);
-      const std::byte* peer_a = link_->consumed_source(in_a);
-      const std::byte* peer_b = link_->consumed_source(in_b);
-      rt_.reduce(address(op.out), peer_a ? peer_a : in_a, peer_b ? peer_b : in_b,
-                 op.bytes / a.elem_size(), a.dtype, a.op, stream_);
-      if (peer_a) link_->consumed(in_a);
-      if (peer_b) link_->consumed(in_b);
-      break;
-    }
-    case LocalKind::copy: rt_.copy_kernel(address(op.out), address(op.a), op.bytes, stream_); break;
-    case LocalKind::divide:
-      rt_.divide(address(op.out), op.bytes / a.elem_size(), a.dtype, nranks, stream_);
-      break;
-  }
+  const std::byte* in_a = address(op.a);
+  const std::byte* in_b = address(op.b);
+  const std::byte* peer_a = op.kind == LocalKind::reduce ? link_->consumed_source(in_a) : nullptr;
+  const std::byte* peer_b = op.kind == LocalKind::reduce ? link_->consumed_source(in_b) : nullptr;
+  device::enqueue_local(rt_, stream_, op, address(op.out), peer_a ? peer_a : in_a, peer_b ? peer_b : in_b, a,
+                        nranks);
+  if (peer_a) link_->consumed(in_a);
+  if (peer_b) link_->consumed(in_b);
   stream_busy_ = true;
 }
 

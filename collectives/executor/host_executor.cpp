@@ -2,19 +2,10 @@
 
 #include <algorithm>
 
+#include "collscope/executor_sink.hpp"
 #include "collscope/progress.hpp"
 
 namespace collscope {
-namespace {
-
-
-void report_step(const char* phase, int index) {
-  Progress& p = progress();
-  p.phase.store(phase, std::memory_order_relaxed);
-  p.step.store(index, std::memory_order_relaxed);
-}
-
-}  // namespace
 
 CallKey CallKey::of(const void* schedule, const Plan& plan, int extra) {
   const CollArgs& a = plan.args();
@@ -51,34 +42,8 @@ struct HostExecutor::Recording {
 };
 
 // Issues the sequencer's operations to the transport and the host reducer, counting
-// every message as it is handed over.
-struct HostSink {
-  using Handle = Request;
-  HostExecutor& ex;
-  const Plan& plan;
-  CallBuffers buffers;
-  std::uint32_t seq;
-  bool bound = false;
-
-  // Scratch is bound at the first step: the schedule has declared it by then.
-  void begin_step(const Step& s) {
-    if (!bound) ex.bind(plan.scratch_sizes(), buffers);
-    bound = true;
-    report_step(s.phase, s.index);
-  }
-  Request post_recv(const CommOp& op) {
-    ex.traffic_.count(op);
-    void* into = op.kind == CommKind::recv ? ex.address(op.buf) : nullptr;
-    return ex.transport_.irecv(op.peer, into, op.bytes, MemoryKind::host, Tag{seq, op.tag});
-  }
-  Request post_send(const CommOp& op) {
-    ex.traffic_.count(op);
-    const void* from = op.kind == CommKind::send ? ex.address(op.buf) : nullptr;
-    return ex.transport_.isend(op.peer, from, op.bytes, MemoryKind::host, Tag{seq, op.tag});
-  }
-  void wait(Request& r) { ex.transport_.wait(r); }
-  void local(const LocalOp& op) { ex.local(op, plan.args(), plan.size()); }
-};
+// every message as it is handed over (executor_sink.hpp).
+using HostSink = ExecutorSink<HostExecutor>;
 
 // A HostSink that also writes down what it issues, until there is too much of it.
 struct RecordingSink {
@@ -169,13 +134,12 @@ bool HostExecutor::replay(const CallKey& key, CallBuffers buffers, std::uint32_t
         traffic_.count(c);
         const bool data = c.kind == CommKind::send || c.kind == CommKind::recv;
         std::byte* at = data ? address(c.buf) : nullptr;
-        replay_requests_[posted++] =
-            op.kind == Recording::Kind::post_recv
-                ? transport_.irecv(c.peer, at, c.bytes, MemoryKind::host, Tag{seq, c.tag})
-                : transport_.isend(c.peer, at, c.bytes, MemoryKind::host, Tag{seq, c.tag});
+        replay_requests_[posted++] = op.kind == Recording::Kind::post_recv
+                                         ? post_recv(c, at, Tag{seq, c.tag})
+                                         : post_send(c, at, Tag{seq, c.tag});
         break;
       }
-      case Recording::Kind::wait: transport_.wait(replay_requests_[op.index]); break;
+      case Recording::Kind::wait: wait(replay_requests_[op.index]); break;
       case Recording::Kind::local: local(rec->locals[op.index], rec->args, rec->nranks); break;
     }
   }

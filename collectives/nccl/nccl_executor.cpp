@@ -107,7 +107,7 @@ std::unique_ptr<Executor> make_nccl_executor(device::Runtime& rt, MPI_Comm comm,
 NcclExecutor::NcclExecutor(device::Runtime& rt, const nccl::Library& lib, ncclComm_t comm, int rank,
                            int size)
     : Executor(size), rt_(rt), lib_(lib), comm_(comm), rank_(rank), size_(size),
-      stream_(rt.create_stream()), empty_(rt, 16), scratch_(Plan::kMaxScratch) {
+      stream_(rt.create_stream()), empty_(rt, 16), scratch_(rt, stream_) {
   guard_ = std::make_unique<Guard>(*this);
 }
 
@@ -133,14 +133,14 @@ void NcclExecutor::run(Plan& plan, Steps& steps, CallBuffers buffers, std::uint3
     }
     first = false;
     const Step& s = steps.value();
-    progress().phase.store(s.phase, std::memory_order_relaxed);
-    progress().step.store(s.index, std::memory_order_relaxed);
+    report_step(s.phase, s.index);
     if (!s.comm.empty()) {
       check(lib_.GroupStart(), "ncclGroupStart");
       for (const CommOp& op : s.comm) post(op);
       check(lib_.GroupEnd(), "ncclGroupEnd");
     }
-    for (const LocalOp& op : s.local) local(op, plan.args());
+    for (const LocalOp& op : s.local)
+      device::enqueue_local(rt_, stream_, op, address(op.out), address(op.a), address(op.b), plan.args(), size_);
   }
   plan.freeze();
 }
@@ -154,19 +154,6 @@ void NcclExecutor::post(const CommOp& op) {
     check(lib_.Send(at, bytes, bytes_type(), op.peer, comm_, stream()), "ncclSend");
   else
     check(lib_.Recv(at, bytes, bytes_type(), op.peer, comm_, stream()), "ncclRecv");
-}
-
-void NcclExecutor::local(const LocalOp& op, const CollArgs& a) {
-  switch (op.kind) {
-    case LocalKind::reduce:
-      rt_.reduce(address(op.out), address(op.a), address(op.b), op.bytes / a.elem_size(), a.dtype,
-                 a.op, stream_);
-      break;
-    case LocalKind::copy: rt_.copy_kernel(address(op.out), address(op.a), op.bytes, stream_); break;
-    case LocalKind::divide:
-      rt_.divide(address(op.out), op.bytes / a.elem_size(), a.dtype, size_, stream_);
-      break;
-  }
 }
 
 void NcclExecutor::synchronize() {
@@ -188,14 +175,7 @@ std::string NcclExecutor::async_error() const {
 void NcclExecutor::abort() { lib_.CommAbort(comm_); }
 
 void NcclExecutor::bind(std::span<const std::size_t> scratch_sizes, CallBuffers buffers) {
-  buffers_.set_call(buffers);
-  for (std::size_t s = 0; s < scratch_sizes.size(); ++s) {
-    if (scratch_[s].size() < scratch_sizes[s]) {
-      rt_.synchronize(stream_);  // queued work may still use the old one
-      scratch_[s] = device::Buffer(rt_, scratch_sizes[s]);
-    }
-    buffers_.set_scratch(s, scratch_[s].get());
-  }
+  scratch_.bind(buffers_, scratch_sizes, buffers);
 }
 
 NcclExecutor* as_nccl(Executor& e) { return dynamic_cast<NcclExecutor*>(&e); }

@@ -7,6 +7,7 @@
 #include <array>
 #include <span>
 
+#include "collscope/device/stream_work.hpp"
 #include "collscope/nccl/library.hpp"
 #include "collscope/nccl/nccl_executor.hpp"
 #include "collscope/progress.hpp"
@@ -22,8 +23,6 @@ class NcclExecutor final : public Executor {
   std::string name() const override { return "nccl"; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  MemoryKind memory() const override { return MemoryKind::device; }
-  Completion completion() const override { return Completion::on_queue; }
   Queue queue() const override { return {stream_}; }
   std::string path() const override { return "nccl"; }
 
@@ -47,7 +46,6 @@ class NcclExecutor final : public Executor {
   void bind(std::span<const std::size_t> scratch_sizes, CallBuffers buffers);
   std::byte* address(BufRef ref) const { return buffers_.address(ref); }
   void post(const CommOp& op);
-  void local(const LocalOp& op, const CollArgs& args);
 
   device::Runtime& rt_;
   const nccl::Library& lib_;
@@ -56,7 +54,7 @@ class NcclExecutor final : public Executor {
   device::Stream stream_ = nullptr;
   device::Buffer empty_;  // where messages of no bytes point (never NULL)
   BufferTable buffers_;  // the call's buffers and the scratch slots
-  std::vector<device::Buffer> scratch_;
+  device::StreamScratch scratch_;
   std::unique_ptr<AbortHook> guard_;  // the watchdog's hold on this communicator
 };
 

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "collscope/comm.hpp"
+#include "collscope/progress.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/vendor_nccl.hpp"
 #include "nccl_executor_impl.hpp"
@@ -73,7 +74,7 @@ void grouped(NcclExecutor& e, F body) {
 
 void nccl_allreduce(Comm& comm, const CollArgs& a) {
   NcclExecutor& e = executor_of(comm);
-  Comm::step("ncclAllReduce", 0);
+  report_step("ncclAllReduce", 0);
   e.check(e.lib().AllReduce(a.sendbuf, a.recvbuf, a.count, nccl_type(a.dtype), nccl_op(a.op),
                             e.comm(), e.stream()),
           "ncclAllReduce");
@@ -90,13 +91,13 @@ void nccl_reduce_scatter(Comm& comm, const CollArgs& a) {
   const int n = comm.size();
   const std::size_t elem = a.elem_size();
   if (even_blocks(a.count, n)) {
-    Comm::step("ncclReduceScatter", 0);
+    report_step("ncclReduceScatter", 0);
     e.check(e.lib().ReduceScatter(a.sendbuf, a.recvbuf, a.count / static_cast<std::size_t>(n),
                                   nccl_type(a.dtype), nccl_op(a.op), e.comm(), e.stream()),
             "ncclReduceScatter");
     return;
   }
-  Comm::step("ncclReduce per block", 0);
+  report_step("ncclReduce per block", 0);
   grouped(e, [&] {
     for (int i = 0; i < n; ++i) {
       const Block b = block_of(a.count, n, i);
@@ -119,13 +120,13 @@ void nccl_allgather(Comm& comm, const CollArgs& a) {
   const int n = comm.size();
   const std::size_t elem = a.elem_size();
   if (even_blocks(a.count, n)) {
-    Comm::step("ncclAllGather", 0);
+    report_step("ncclAllGather", 0);
     e.check(e.lib().AllGather(a.sendbuf, a.recvbuf, a.count / static_cast<std::size_t>(n),
                               nccl_type(a.dtype), e.comm(), e.stream()),
             "ncclAllGather");
     return;
   }
-  Comm::step("ncclBroadcast per block", 0);
+  report_step("ncclBroadcast per block", 0);
   grouped(e, [&] {
     for (int i = 0; i < n; ++i) {
       const Block b = block_of(a.count, n, i);
@@ -139,7 +140,7 @@ void nccl_allgather(Comm& comm, const CollArgs& a) {
 
 void nccl_broadcast(Comm& comm, const CollArgs& a) {
   NcclExecutor& e = executor_of(comm);
-  Comm::step("ncclBroadcast", 0);
+  report_step("ncclBroadcast", 0);
   const void* send = comm.rank() == a.root ? a.sendbuf : a.recvbuf;
   e.check(e.lib().Broadcast(send, a.recvbuf, a.count, nccl_type(a.dtype), a.root, e.comm(),
                             e.stream()),
@@ -148,7 +149,7 @@ void nccl_broadcast(Comm& comm, const CollArgs& a) {
 
 void nccl_reduce(Comm& comm, const CollArgs& a) {
   NcclExecutor& e = executor_of(comm);
-  Comm::step("ncclReduce", 0);
+  report_step("ncclReduce", 0);
   e.check(e.lib().Reduce(a.sendbuf, a.recvbuf, a.count, nccl_type(a.dtype), nccl_op(a.op), a.root,
                          e.comm(), e.stream()),
           "ncclReduce");
@@ -164,13 +165,13 @@ void nccl_gather(Comm& comm, const CollArgs& a) {
   const int n = comm.size(), r = comm.rank();
   const std::size_t elem = a.elem_size();
   if (e.lib().Gather && even_blocks(a.count, n)) {
-    Comm::step("ncclGather", 0);
+    report_step("ncclGather", 0);
     e.check(e.lib().Gather(a.sendbuf, a.recvbuf, a.count / static_cast<std::size_t>(n),
                            nccl_type(a.dtype), a.root, e.comm(), e.stream()),
             "ncclGather");
     return;
   }
-  Comm::step(kGrouped, 0);
+  report_step(kGrouped, 0);
   const Block own = block_of(a.count, n, r);
   if (r == a.root) {  // its own block first (nothing to do in place)
     void* place = at(a.recvbuf, own.offset, elem);
@@ -202,13 +203,13 @@ void nccl_scatter(Comm& comm, const CollArgs& a) {
   const int n = comm.size(), r = comm.rank();
   const std::size_t elem = a.elem_size();
   if (e.lib().Scatter && even_blocks(a.count, n)) {
-    Comm::step("ncclScatter", 0);
+    report_step("ncclScatter", 0);
     e.check(e.lib().Scatter(a.sendbuf, a.recvbuf, a.count / static_cast<std::size_t>(n),
                             nccl_type(a.dtype), a.root, e.comm(), e.stream()),
             "ncclScatter");
     return;
   }
-  Comm::step(kGrouped, 0);
+  report_step(kGrouped, 0);
   const Block own = block_of(a.count, n, r);
   if (r == a.root) {
     const void* mine = at(a.sendbuf, own.offset, elem);
@@ -241,12 +242,12 @@ void nccl_alltoall(Comm& comm, const CollArgs& a) {
   const int n = comm.size(), r = comm.rank();
   const std::size_t bytes = a.bytes();  // one block
   if (e.lib().AlltoAll) {
-    Comm::step("ncclAlltoAll", 0);
+    report_step("ncclAlltoAll", 0);
     e.check(e.lib().AlltoAll(a.sendbuf, a.recvbuf, a.count, nccl_type(a.dtype), e.comm(), e.stream()),
             "ncclAlltoAll");
     return;
   }
-  Comm::step(kGrouped, 0);
+  report_step(kGrouped, 0);
   const auto block = [bytes](const void* base, int j) {
     return static_cast<const std::byte*>(base) + static_cast<std::size_t>(j) * bytes;
   };

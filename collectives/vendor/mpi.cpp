@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "collscope/comm.hpp"
+#include "collscope/progress.hpp"
 #include "collscope/mpi_types.hpp"
 #include "collscope/vendor_mpi.hpp"
 
@@ -65,13 +66,13 @@ void reduce_scatter_call(Comm& comm, const void* send, void* recv, const CollArg
   const MPI_Datatype t = mpi_datatype(a.dtype);
   const MPI_Op op = mpi_op(a.op, a.dtype);
   if (even_blocks(a.count, n)) {
-    Comm::step("MPI_Reduce_scatter_block", 0);
+    report_step("MPI_Reduce_scatter_block", 0);
     check_mpi(MPI_Reduce_scatter_block(send, recv, as_int(a.count / static_cast<std::size_t>(n)),
                                        t, op, comm.mpi_comm()),
               "MPI_Reduce_scatter_block");
     return;
   }
-  Comm::step("MPI_Reduce_scatter", 0);
+  report_step("MPI_Reduce_scatter", 0);
   std::vector<int> counts = block_arrays(a.count, n).counts;
   check_mpi(MPI_Reduce_scatter(send, recv, counts.data(), t, op, comm.mpi_comm()),
             "MPI_Reduce_scatter");
@@ -92,7 +93,7 @@ std::optional<std::string> mpi_alltoallv_limits(int nranks, const CollArgs& a) {
 }
 
 void mpi_allreduce(Comm& comm, const CollArgs& a) {
-  Comm::step("MPI_Allreduce", 0);
+  report_step("MPI_Allreduce", 0);
   const void* send = a.in_place() ? MPI_IN_PLACE : a.sendbuf;
   check_mpi(MPI_Allreduce(send, a.recvbuf, as_int(a.count), mpi_datatype(a.dtype),
                           mpi_op(a.op, a.dtype), comm.mpi_comm()),
@@ -122,13 +123,13 @@ void mpi_allgather(Comm& comm, const CollArgs& a) {
   const void* send = in_place ? MPI_IN_PLACE : a.sendbuf;
   const MPI_Datatype t = mpi_datatype(a.dtype);
   if (even_blocks(a.count, n)) {
-    Comm::step("MPI_Allgather", 0);
+    report_step("MPI_Allgather", 0);
     check_mpi(MPI_Allgather(send, as_int(own.count), t, a.recvbuf, as_int(own.count), t,
                             comm.mpi_comm()),
               "MPI_Allgather");
     return;
   }
-  Comm::step("MPI_Allgatherv", 0);
+  report_step("MPI_Allgatherv", 0);
   BlockArrays b = block_arrays(a.count, n);
   check_mpi(MPI_Allgatherv(send, as_int(own.count), t, a.recvbuf, b.counts.data(),
                            b.displs.data(), t, comm.mpi_comm()),
@@ -138,7 +139,7 @@ void mpi_allgather(Comm& comm, const CollArgs& a) {
 // From the root's receive buffer (the root first copies its send buffer there when out
 // of place).
 void mpi_broadcast(Comm& comm, const CollArgs& a) {
-  Comm::step("MPI_Bcast", 0);
+  report_step("MPI_Bcast", 0);
   if (comm.rank() == a.root && !a.in_place()) comm.executor().copy(a.recvbuf, a.sendbuf, a.bytes());
   check_mpi(MPI_Bcast(a.recvbuf, as_int(a.count), mpi_datatype(a.dtype), a.root, comm.mpi_comm()),
             "MPI_Bcast");
@@ -147,7 +148,7 @@ void mpi_broadcast(Comm& comm, const CollArgs& a) {
 // MPI_IN_PLACE at the root when in place (never elsewhere: only the root has a receive
 // buffer).
 void mpi_reduce(Comm& comm, const CollArgs& a) {
-  Comm::step("MPI_Reduce", 0);
+  report_step("MPI_Reduce", 0);
   const bool root = comm.rank() == a.root;
   const void* send = root && a.in_place() ? MPI_IN_PLACE : a.sendbuf;
   check_mpi(MPI_Reduce(send, root ? a.recvbuf : nullptr, as_int(a.count), mpi_datatype(a.dtype),
@@ -163,11 +164,11 @@ void mpi_gather(Comm& comm, const CollArgs& a) {
   const void* send = in_place_root ? MPI_IN_PLACE : a.sendbuf;
   const int mine = as_int(block_of(a.count, n, r).count);
   if (even_blocks(a.count, n)) {
-    Comm::step("MPI_Gather", 0);
+    report_step("MPI_Gather", 0);
     check_mpi(MPI_Gather(send, mine, t, a.recvbuf, mine, t, a.root, comm.mpi_comm()), "MPI_Gather");
     return;
   }
-  Comm::step("MPI_Gatherv", 0);
+  report_step("MPI_Gatherv", 0);
   BlockArrays b = block_arrays(a.count, n);
   check_mpi(MPI_Gatherv(send, mine, t, a.recvbuf, b.counts.data(), b.displs.data(), t, a.root,
                         comm.mpi_comm()),
@@ -182,11 +183,11 @@ void mpi_scatter(Comm& comm, const CollArgs& a) {
   void* recv = in_place_root ? MPI_IN_PLACE : a.recvbuf;
   const int mine = as_int(block_of(a.count, n, r).count);
   if (even_blocks(a.count, n)) {
-    Comm::step("MPI_Scatter", 0);
+    report_step("MPI_Scatter", 0);
     check_mpi(MPI_Scatter(a.sendbuf, mine, t, recv, mine, t, a.root, comm.mpi_comm()), "MPI_Scatter");
     return;
   }
-  Comm::step("MPI_Scatterv", 0);
+  report_step("MPI_Scatterv", 0);
   BlockArrays b = block_arrays(a.count, n);
   check_mpi(MPI_Scatterv(a.sendbuf, b.counts.data(), b.displs.data(), t, recv, mine, t, a.root,
                          comm.mpi_comm()),
@@ -194,7 +195,7 @@ void mpi_scatter(Comm& comm, const CollArgs& a) {
 }
 
 void mpi_alltoall(Comm& comm, const CollArgs& a) {
-  Comm::step("MPI_Alltoall", 0);
+  report_step("MPI_Alltoall", 0);
   const void* send = a.in_place() ? MPI_IN_PLACE : a.sendbuf;
   const MPI_Datatype t = mpi_datatype(a.dtype);
   check_mpi(MPI_Alltoall(send, as_int(a.count), t, a.recvbuf, as_int(a.count), t, comm.mpi_comm()),
@@ -202,7 +203,7 @@ void mpi_alltoall(Comm& comm, const CollArgs& a) {
 }
 
 void mpi_alltoallv(Comm& comm, const CollArgs& a) {
-  Comm::step("MPI_Alltoallv", 0);
+  report_step("MPI_Alltoallv", 0);
   const int n = comm.size(), r = comm.rank();
   const std::size_t un = static_cast<std::size_t>(n);
   std::vector<int> send_counts(un), recv_counts(un), send_displs(un), recv_displs(un);
@@ -220,7 +221,7 @@ void mpi_alltoallv(Comm& comm, const CollArgs& a) {
 }
 
 void mpi_barrier(Comm& comm, const CollArgs&) {
-  Comm::step("MPI_Barrier", 0);
+  report_step("MPI_Barrier", 0);
   check_mpi(MPI_Barrier(comm.mpi_comm()), "MPI_Barrier");
 }
 

@@ -9,7 +9,6 @@
 
 #include "collscope/coll_args.hpp"
 #include "collscope/executor.hpp"
-#include "collscope/progress.hpp"
 
 namespace collscope {
 
@@ -27,12 +26,6 @@ class Comm {
   // A fresh sequence number for the next call's tags.
   std::uint32_t next_seq() { return ++seq_; }
   std::uint32_t seq() const { return seq_; }
-
-  // For the watchdog: the phase and step a vendor call is in.
-  static void step(const char* phase, int k) {
-    progress().phase.store(phase, std::memory_order_relaxed);
-    progress().step.store(k, std::memory_order_relaxed);
-  }
 
  private:
   Executor& executor_;

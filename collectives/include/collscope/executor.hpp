@@ -7,9 +7,12 @@
 //   nccl      device      one ncclGroupStart/End per step       kernels on     (synchronize())
 //                         (ncclSend/ncclRecv) on the stream     the stream
 //
-// So an executor says which memory space the call's buffers (and the scratch it
-// allocates) live in, which queue its work goes to, and where a call completes. The
-// caller times a call as run() + synchronize().
+// The caller gives each executor buffers in its memory space (it made the executor for
+// that memory), and times a call as run() + synchronize(): synchronize() returns at
+// once on the host and waits for the stream on a device. queue() names the stream, for
+// work the caller puts beside a call (a layer's compute). What every executor does around
+// its operations (scratch, step reports, counting) is written once (executor_sink.hpp,
+// device/stream_work.hpp).
 //
 // Every executor counts the messages it hands to the wire with the same Traffic code,
 // at the moment it hands them over: that is the *counted* volume, which must equal the
@@ -109,11 +112,6 @@ class BufferTable {
   std::array<std::byte*, Plan::kMaxScratch> scratch_{};
 };
 
-enum class Completion {
-  on_return,  // the call is complete when run() returns (host)
-  on_queue,   // run() enqueues; the call completes in queue order (cuda, nccl)
-};
-
 // Where an executor's work goes: nullptr on the host (the calling thread); a
 // cudaStream_t for the device executors.
 struct Queue {
@@ -130,8 +128,6 @@ class Executor {
   virtual std::string name() const = 0;  // the transport: "mpi", "ucx", "nccl"
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  virtual MemoryKind memory() const = 0;
-  virtual Completion completion() const = 0;
   virtual Queue queue() const { return {}; }
 
   // Runs (or enqueues) one call: every step of `steps`, over `buffers`, with the scratch

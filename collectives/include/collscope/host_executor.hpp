@@ -22,6 +22,9 @@
 
 namespace collscope {
 
+template <class Ex>
+struct ExecutorSink;
+
 class HostExecutor final : public Executor {
  public:
   explicit HostExecutor(Transport& transport);
@@ -30,8 +33,6 @@ class HostExecutor final : public Executor {
   std::string name() const override { return transport_.name(); }
   int rank() const override { return transport_.rank(); }
   int size() const override { return transport_.size(); }
-  MemoryKind memory() const override { return MemoryKind::host; }
-  Completion completion() const override { return Completion::on_return; }
   static constexpr std::size_t kMaxRecorded = 4096, kKept = 8;
 
   void run(Plan& plan, Steps& steps, CallBuffers buffers, std::uint32_t seq,
@@ -43,10 +44,21 @@ class HostExecutor final : public Executor {
   std::uint64_t replays() const { return replays_; }  // calls replayed so far
 
  private:
-  friend struct HostSink;
+  friend struct ExecutorSink<HostExecutor>;
   friend struct RecordingSink;
   struct Recording;  // host_executor.cpp
 
+  // What the sink (executor_sink.hpp) issues: messages to the transport, local ops to
+  // the host reducer.
+  using Handle = Request;
+  void begin_step(const Plan&, const Step&) {}
+  Request post_recv(const CommOp& op, std::byte* into, Tag tag) {
+    return transport_.irecv(op.peer, into, op.bytes, MemoryKind::host, tag);
+  }
+  Request post_send(const CommOp& op, const std::byte* from, Tag tag) {
+    return transport_.isend(op.peer, from, op.bytes, MemoryKind::host, tag);
+  }
+  void wait(Request& r) { transport_.wait(r); }
   void bind(std::span<const std::size_t> scratch_sizes, CallBuffers buffers);
   std::byte* address(BufRef ref) const { return buffers_.address(ref); }
   void local(const LocalOp& op, const CollArgs& args, int nranks);

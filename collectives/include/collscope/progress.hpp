@@ -37,6 +37,14 @@ inline void begin_call(Progress& p, const char* collective, const char* algorith
 }
 inline void end_call(Progress& p) { p.in_call.store(false, std::memory_order_relaxed); }
 
+// The phase and step a call is in (a schedule's step, a vendor call): every executor and
+// the vendor baselines report through this one function.
+inline void report_step(const char* phase, int index) {
+  Progress& p = progress();
+  p.phase.store(phase, std::memory_order_relaxed);
+  p.step.store(index, std::memory_order_relaxed);
+}
+
 // What the watchdog may do besides reporting, for a library that works on its own (an
 // NCCL communicator): poll its asynchronous error, and abort its work in flight before
 // the process exits. Both are called from the watchdog's thread.

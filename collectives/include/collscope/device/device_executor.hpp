@@ -31,10 +31,15 @@
 #include <vector>
 
 #include "collscope/device/runtime.hpp"
+#include "collscope/device/stream_work.hpp"
 #include "collscope/executor.hpp"
 #include "collscope/sequencer.hpp"
+#include "collscope/transport.hpp"
 
 namespace collscope {
+
+template <class Ex>
+struct ExecutorSink;
 
 enum class DevicePath { cuda_aware, staged, ipc };
 
@@ -77,8 +82,6 @@ class DeviceExecutor final : public Executor {
   std::string name() const override { return transport_; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  MemoryKind memory() const override { return MemoryKind::device; }
-  Completion completion() const override { return Completion::on_queue; }
   Queue queue() const override { return {stream_}; }
   std::string path() const override { return std::string(path_name(path_)); }
 
@@ -94,7 +97,13 @@ class DeviceExecutor final : public Executor {
   device::Stream stream() const { return stream_; }
 
  private:
-  friend struct DeviceSink;
+  friend struct ExecutorSink<DeviceExecutor>;
+  // What the sink (executor_sink.hpp) issues: messages to the path, local ops as kernels.
+  using Handle = int;
+  void begin_step(const Plan& plan, const Step& s);
+  int post_recv(const CommOp& op, std::byte* into, Tag tag);
+  int post_send(const CommOp& op, const std::byte* from, Tag tag);
+  void wait(int& h);
   void bind(std::span<const std::size_t> scratch_sizes, CallBuffers buffers);
   std::byte* address(BufRef ref) const { return buffers_.address(ref); }
   void local(const LocalOp& op, const CollArgs& args, int nranks);
@@ -110,8 +119,9 @@ class DeviceExecutor final : public Executor {
   std::unique_ptr<device::Link> link_;
   SequencerState<int> state_;
   std::vector<int> consumer_;  // the current step's consumed receives
+  const Step* step_ = nullptr;  // the step being issued
   BufferTable buffers_;  // the call's buffers and the scratch slots
-  std::vector<device::Buffer> scratch_;
+  std::optional<device::StreamScratch> scratch_;
 };
 
 }  // namespace collscope
