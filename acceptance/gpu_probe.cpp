@@ -48,7 +48,7 @@
 #include <vector>
 
 #include "collscope/agree.hpp"
-#include "collscope/backend.hpp"
+#include "collscope/runtime/backend.hpp"
 #include "collscope/bench/options.hpp"
 #include "collscope/device/runtime.hpp"
 #include "collscope/errors.hpp"

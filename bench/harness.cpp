@@ -13,8 +13,8 @@
 #include <optional>
 #include <thread>
 
-#include "collscope/algorithm.hpp"
-#include "collscope/backend.hpp"
+#include "collscope/runtime/algorithm.hpp"
+#include "collscope/runtime/backend.hpp"
 #include "collscope/mpi_transport.hpp"
 #include "collscope/nccl/nccl_executor.hpp"
 #include "collscope/bench/measurement.hpp"
@@ -28,7 +28,7 @@
 #include "collscope/build_config.hpp"
 #include "collscope/collective.hpp"
 #include "collscope/errors.hpp"
-#include "collscope/identify.hpp"
+#include "collscope/runtime/identify.hpp"
 #include "collscope/model.hpp"
 #include "collscope/mpi_monitoring.hpp"
 #include "collscope/schedule_trace.hpp"

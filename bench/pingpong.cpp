@@ -60,7 +60,7 @@
 #include "collscope/program/mpi_program.hpp"
 #include "collscope/program/stats.hpp"
 #include "collscope/program/watchdog.hpp"
-#include "collscope/backend.hpp"
+#include "collscope/runtime/backend.hpp"
 #include "collscope/comm.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/progress.hpp"

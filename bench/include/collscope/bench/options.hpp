@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collscope/backend.hpp"
+#include "collscope/runtime/backend.hpp"
 #include "collscope/types.hpp"
 #include "collscope/wait_policy.hpp"
 
