@@ -145,7 +145,8 @@ class Runner {
   Comm comm_;
   int rank_ = 0, nranks_ = 1;
   std::vector<std::string> gpus_;
-  std::string path_;
+  std::string path_;                      // the executor's: host, nccl or a device path
+  std::optional<DevicePath> device_path_;  // path_ when it is a device path
   // --vendor-volume: the MPI library's count around each probe call; gone (MPI_T
   // finalized) with the runner, before MPI_Finalize.
   std::unique_ptr<MpiMonitor> monitor_;
@@ -156,6 +157,7 @@ class Runner {
 // Each rank's GPU as one JSON object, gathered to rank 0.
 std::vector<std::string> Runner::gather_gpus() {
   path_ = executor().path();
+  device_path_ = parse_path(path_);
   if (!backend_->gpu()) return {};
   const device::Info& g = *backend_->gpu();
   nlohmann::json j{{"rank", rank_},           {"device", g.index},
@@ -234,7 +236,7 @@ void Runner::load_model() {
 // split file fixes the matrix, and so the sizes.
 std::vector<Case> Runner::alltoallv_cases() const {
   std::vector<Case> out;
-  const auto pattern = *verify::parse_split_pattern(opts_.split);
+  const verify::SplitPattern pattern = opts_.split;
   for (DataType t : opts_.dtypes) {
     const std::size_t elem = dtype_size(t);
     if (!opts_.split_file.empty()) {
@@ -532,17 +534,17 @@ void Runner::identify_vendor_algorithm(Measurement& m, const CollArgs& a,
 // schedule, consumed_receives.hpp; none with --no-fuse).
 void Runner::collect_copies(Measurement& m, const CollArgs& a, const std::vector<std::uint64_t>& all,
                            std::size_t width) {
-  if (path_ != "staged" && path_ != "ipc") return;
+  if (device_path_ != DevicePath::staged && device_path_ != DevicePath::ipc) return;
   const std::size_t n = static_cast<std::size_t>(nranks_);
   for (std::size_t r = 0; r < n; ++r) {
     const std::uint64_t* c = &all[r * width + n * 4];
     m.copies.push_back({c[0], c[1], c[2], c[3]});
     const RankVolume& t = m.theory[r];
     const std::uint64_t consumed =
-        path_ == "ipc" && opts_.fuse
+        device_path_ == DevicePath::ipc && opts_.fuse
             ? planned_consumed_bytes(algo_, static_cast<int>(r), nranks_, a, opts_.in_place)
             : 0;
-    m.theory_copies.push_back(path_ == "staged"
+    m.theory_copies.push_back(device_path_ == DevicePath::staged
                                   ? CopyVolume{t.sent_bytes, t.recv_bytes, 0, 0}
                                   : CopyVolume{0, 0, t.recv_bytes - consumed, consumed});
     if (m.volume_ok && !(m.copies[r] == m.theory_copies[r])) {
@@ -648,7 +650,7 @@ Measurement Runner::measure_with_buffers(const Case& c, benchmark::State& state)
   if (opts_.memory == MemoryKind::device) m.wait = std::string(wait_policy_name(opts_.wait));
   m.timing = opts_.graph_calls > 0 ? "graph" : std::string(timing_name(opts_.timing));
   m.ranks = std::string(rank_combine_name(opts_.ranks));
-  if (opts_.transport == "nccl") m.nccl_version = nccl_runtime_version();
+  if (opts_.transport == TransportKind::nccl) m.nccl_version = nccl_runtime_version();
   m.graph_calls = opts_.graph_calls;
   m.blocking = opts_.blocking;
   if (algo_.vendor)
@@ -657,7 +659,8 @@ Measurement Runner::measure_with_buffers(const Case& c, benchmark::State& state)
   m.gpus = gpus_;
   m.node_of_rank = nodes_;
   if (c.splits) {
-    m.split = opts_.split_file.empty() ? opts_.split : "file:" + opts_.split_file;
+    m.split = opts_.split_file.empty() ? std::string(verify::split_pattern_name(opts_.split))
+                                       : "file:" + opts_.split_file;
     m.splits = *c.splits;
   }
 
@@ -688,7 +691,7 @@ class RowReporter final : public benchmark::BenchmarkReporter {
               results::ResultsFile* h5)
       : runner_(runner), rows_(rows), json_(json), h5_(h5) {}
   bool ReportContext(const Context&) override {
-    if (runner_.options().format == "table") print_table_header(std::cout, runner_.info());
+    if (runner_.options().format == OutputFormat::table) print_table_header(std::cout, runner_.info());
     return true;
   }
   void ReportRuns(const std::vector<Run>& runs) override {
@@ -698,7 +701,7 @@ class RowReporter final : public benchmark::BenchmarkReporter {
 
  private:
   void print(const Measurement& m) {
-    if (runner_.options().format == "table") print_table_row(std::cout, m);
+    if (runner_.options().format == OutputFormat::table) print_table_row(std::cout, m);
     else std::cout << to_json(m).dump() << std::endl;
     nlohmann::json j = to_json(m);
     if (json_) json_->write(j.dump());  // flushed: a crash keeps the rows
@@ -754,7 +757,7 @@ int run(Runner& runner, const std::vector<Case>& cases, results::ResultsFile* h5
     mismatches += m.volume_ok ? 0 : 1;
     busbw += m.busbw_gbps;
   }
-  if (o.format == "table")
+  if (o.format == OutputFormat::table)
     print_table_footer(std::cout, static_cast<int>(rows.size()), wrong, mismatches,
                        rows.empty() ? 0 : busbw / static_cast<double>(rows.size()));
   if (!json.finish(runner.info().program)) return kExitRuntime;
@@ -783,22 +786,24 @@ int run_or_abort(Runner& runner, const std::vector<Case>& cases, results::Result
 
 // Flags that belong to one collective only.
 void check_collective_options(const CollectiveInfo& c, const Algorithm& a, const Options& o) {
-  const bool split_given = o.split != "uniform" || !o.split_file.empty();
+  const bool split_given = o.split != verify::SplitPattern::uniform || !o.split_file.empty();
   if (split_given && c.id != Collective::alltoallv)
     throw UsageError("--split and --split-file apply to alltoallv only");
   if (!a.is_vendor()) return;
   const std::string name = a.full_name();
   // A vendor collective runs inside its library: a row saying ucx would be a lie.
-  if (o.transport != a.name)
+  if (transport_name(o.transport) != a.name)
     throw UsageError(name + " runs the " + (a.name == "nccl" ? "NCCL" : "MPI") +
-                     " library's own " + std::string(c.name) + ": -t " + o.transport +
+                     " library's own " + std::string(c.name) + ": -t " +
+                     std::string(transport_name(o.transport)) +
                      " does not apply (the hand-written algorithms take it)");
   if (!a.vendor->available()) throw UsageError("the library has no such collective");
   if (o.in_place && !a.vendor->in_place)
     throw UsageError(std::string(a.vendor->function) + " has no in-place form: drop --in-place");
   if (a.name == "mpi" && o.memory == MemoryKind::device) {
-    if (!o.path.empty() && o.path != "cuda_aware")
-      throw UsageError(name + " takes device buffers only on the cuda_aware path (--path " + o.path +
+    if (o.path && *o.path != DevicePath::cuda_aware)
+      throw UsageError(name + " takes device buffers only on the cuda_aware path (--path " +
+                       std::string(path_name(*o.path)) +
                        " is collscope's own)");
     if (const std::string why = mpi_device_memory_refusal(); !why.empty())
       throw UsageError(name + " takes device buffers only on the cuda_aware path, and " + why);
@@ -807,8 +812,8 @@ void check_collective_options(const CollectiveInfo& c, const Algorithm& a, const
 
 // The environment variables that shape the row's transport (UCX_*, NCCL_*).
 std::vector<std::string> environment_of(const Options& o) {
-  if (o.transport == "nccl") return nccl_environment();
-  return transport_environment(o.transport);
+  if (o.transport == TransportKind::nccl) return nccl_environment();
+  return transport_environment(transport_name(o.transport));
 }
 
 }  // namespace
@@ -833,7 +838,7 @@ results::RunAttributes run_attributes(const Runner& runner, const Options& opts,
     a.device_runtime = g.emulated ? "emulated" : "cuda";
     a.gpus.push_back(std::move(g));
   }
-  if (opts.transport == "nccl") a.nccl_runtime_version = nccl_runtime_version();
+  if (opts.transport == TransportKind::nccl) a.nccl_runtime_version = nccl_runtime_version();
   return a;
 }
 
@@ -866,7 +871,8 @@ int benchmark_main(std::string_view collective, std::string_view algorithm, int 
     }
     check_collective_options(*coll, *algo, opts);
     set_wait_policy(opts.wait);
-    RunInfo info{name, std::string(collective), std::string(algorithm), opts.transport,
+    RunInfo info{name, std::string(collective), std::string(algorithm),
+                 std::string(transport_name(opts.transport)),
                  command_line(argc, argv), environment_of(opts), nranks, nullptr};
     Runner runner(*algo, *coll, opts, info, MPI_COMM_WORLD);
     runner.load_split_file();

@@ -146,16 +146,17 @@ PingpongOptions parse_pingpong_options(int argc, const char* const* argv) {
   app.add_option("-w,--warmup", o.warmup, "untimed round trips per size and pair");
   app.add_option("-c,--check", check, "compare the payload bit for bit (0 or 1); byte counts are always checked");
   std::string memory = "host", device_map, stage_chunk = "1M", wait = "spin", ipc_copy = "auto";
-  app.add_option("-t,--transport", o.transport, "mpi, ucx or nccl (GPU memory)");
+  ChoiceText text;
+  app.add_option("-t,--transport", text.transport, "mpi, ucx or nccl (GPU memory)");
   app.add_option("-m,--memory", memory, "host or device (every rank's buffers on its GPU)");
-  app.add_option("--path", o.path, "device memory: cuda_aware, staged or ipc");
+  app.add_option("--path", text.path, "device memory: cuda_aware, staged or ipc");
   app.add_option("--device-map", device_map, "device memory: the GPU of each local rank");
   app.add_option("--stage-chunk", stage_chunk, "chunk of the staged path (default 1M)");
   add_device_wait_options(app, wait, ipc_copy, o.fuse);
   CLI::Option* pairs_option = app.add_option("--pairs", pairs, "two ranks A,B (default 0,1), or all");
   app.add_option("--pattern", pattern,
                  "pairs (one pair at a time), rounds (disjoint pairs at once) or ring (r -> r+k at once)");
-  app.add_option("--format", o.format, "stdout format: table or jsonl");
+  app.add_option("--format", text.format, "stdout format: table or jsonl");
   app.add_option("-J,--json", o.json_path, "also write JSON lines to this file");
   app.add_option("-O,--output", o.output_path, "append the results to this HDF5 file");
   app.add_option("--timeout", o.timeout_s, "abort a round trip stuck longer than this (seconds)");
@@ -177,7 +178,7 @@ PingpongOptions parse_pingpong_options(int argc, const char* const* argv) {
   o.stage_chunk = parse_size(stage_chunk, "--stage-chunk");
   o.stage_chunk_given = app.count("--stage-chunk") > 0;
   apply_device_wait_options(app, wait, ipc_copy, o);
-  validate_common_options(o);
+  apply_common_options(text, o);
   return p;
 }
 
@@ -823,11 +824,11 @@ std::string wrong_text(const SizeRecord& s) { return s.checked ? std::to_string(
 
 void print_header(std::ostream& os, const PingpongOptions& p, int nranks) {
   const Options& o = p.common;
-  os << "# collscope pingpong  transport " << o.transport << "  nranks " << nranks << "  pairs "
+  os << "# collscope pingpong  transport " << transport_name(o.transport) << "  nranks " << nranks << "  pairs "
      << (p.all_pairs ? "all" : pair_name(p.pair)) << "  pattern " << pattern_name(p.pattern)
      << "  iters " << o.iters << "  warmup "
      << o.warmup << "  check " << (o.check ? 1 : 0) << "\n";
-  for (const std::string& e : transport_environment(o.transport)) os << "# " << e << "\n";
+  for (const std::string& e : transport_environment(transport_name(o.transport))) os << "# " << e << "\n";
   char line[256];
   if (!p.all_pairs) {
     os << "# lat: half the round trip, timed on the pair's first rank (median, min, max over "
@@ -943,8 +944,8 @@ nlohmann::json to_json(const SizeRecord& s, const PingpongOptions& p, const std:
   nlohmann::json j;
   j["collective"] = "pingpong";
   j["algorithm"] = s.pattern == Pattern::pairs ? "pingpong" : pattern_name(s.pattern);
-  j["transport"] = p.common.transport;
-  j["transport_env"] = transport_environment(p.common.transport);
+  j["transport"] = transport_name(p.common.transport);
+  j["transport_env"] = transport_environment(transport_name(p.common.transport));
   j["memory"] = memory_name(p.common.memory);
   j["nranks"] = s.nranks;
   j["bytes"] = s.bytes;
@@ -1009,14 +1010,14 @@ struct Outputs {
 void report(const SizeRecord& s, const PingPong& pp, const Outputs& out) {
   const PingpongOptions& p = pp.options();
   const nlohmann::json row = to_json(s, p, pp.nodes());
-  if (p.common.format == "table") print_row(std::cout, s, p.common.iters);
+  if (p.common.format == OutputFormat::table) print_row(std::cout, s, p.common.iters);
   else std::cout << row.dump() << std::endl;
   if (out.json) *out.json << row.dump() << std::endl;  // flushed: a crash keeps rows
   if (out.h5) out.h5->append_pingpong(row);           // on disk when it returns
 }
 
 int finish(const PingpongOptions& p, std::unique_ptr<std::ofstream> json, bool failed, int rows) {
-  if (p.common.format == "table")
+  if (p.common.format == OutputFormat::table)
     std::cout << "# rows: " << rows << "   check: " << (failed ? "FAILED" : "OK") << std::endl;
   if (!json) return failed ? kExitVerifyFailed : kExitOk;
   json->close();
@@ -1032,7 +1033,7 @@ int finish(const PingpongOptions& p, std::unique_ptr<std::ofstream> json, bool f
 int run(PingPong& pp, results::ResultsFile* h5) {
   const PingpongOptions& p = pp.options();
   Outputs out{open_json(pp, p.common.json_path), h5};
-  if (pp.rank() == 0 && p.common.format == "table") print_header(std::cout, p, pp.nranks());
+  if (pp.rank() == 0 && p.common.format == OutputFormat::table) print_header(std::cout, p, pp.nranks());
   bool failed = false;
   int rows = 0;
   for (std::size_t bytes : sweep_sizes(p.common)) {
