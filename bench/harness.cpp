@@ -1,6 +1,5 @@
 #include "collscope/bench/harness.hpp"
 
-#include <benchmark/benchmark.h>
 #include <mpi.h>
 #include <unistd.h>
 
@@ -24,6 +23,7 @@
 #include "collscope/program/json_lines.hpp"
 #include "collscope/program/mpi_program.hpp"
 #include "collscope/program/node_map.hpp"
+#include "collscope/program/rows.hpp"
 #include "collscope/program/watchdog.hpp"
 #include "collscope/build_config.hpp"
 #include "collscope/collective.hpp"
@@ -87,8 +87,8 @@ class Runner {
   void load_split_file();
   void load_model();
   void check_constraints(const std::vector<Case>& cases) const;
-  Measurement measure(const Case& c, benchmark::State& state);
-  Measurement measure_with_buffers(const Case& c, benchmark::State& state);
+  Measurement measure(const Case& c);
+  Measurement measure_with_buffers(const Case& c);
 
   int rank() const { return rank_; }
   MPI_Comm ctrl() const { return ctrl_; }
@@ -112,7 +112,7 @@ class Runner {
   double timed_call(const CollArgs& a);
   double timed_loop(const CollArgs& a);
   std::vector<double> timed_graphs(const CollArgs& a, int replays);
-  void time_case(Measurement& m, const CollArgs& a, benchmark::State& state);
+  void time_case(Measurement& m, const CollArgs& a);
   void collect_copies(Measurement& m, const CollArgs& a, const std::vector<std::uint64_t>& all,
                       std::size_t width);
   void barrier();
@@ -355,30 +355,19 @@ std::vector<double> Runner::timed_graphs(const CollArgs& a, int replays) {
 }
 
 // The row's times, per --timing / --graph.
-void Runner::time_case(Measurement& m, const CollArgs& a, benchmark::State& state) {
+void Runner::time_case(Measurement& m, const CollArgs& a) {
   if (opts_.graph_calls > 0) {
-    const std::vector<double> warm = timed_graphs(a, opts_.warmup > 0 ? 1 : 0);
-    (void)warm;
-    std::vector<double> times = timed_graphs(a, opts_.iters);
-    std::size_t i = 0;
-    for (auto _ : state) {
-      state.SetIterationTime(times[i] * 1e-6);
-      m.times_us.push_back(times[i++]);
-    }
+    timed_graphs(a, opts_.warmup > 0 ? 1 : 0);  // one untimed replay warms both graphs up
+    m.times_us = timed_graphs(a, opts_.iters);
     return;
   }
   for (int i = 0; i < opts_.warmup; ++i) timed_call(a);
   if (opts_.timing == Timing::loop) {
-    const double us = timed_loop(a);
-    for (auto _ : state) state.SetIterationTime(us * 1e-6);
-    m.times_us.push_back(us);
+    m.times_us.push_back(timed_loop(a));
     return;
   }
-  for (auto _ : state) {
-    const double us = timed_call(a);
-    state.SetIterationTime(us * 1e-6);
-    m.times_us.push_back(us);
-  }
+  m.times_us.reserve(static_cast<std::size_t>(opts_.iters));
+  for (int i = 0; i < opts_.iters; ++i) m.times_us.push_back(timed_call(a));
 }
 
 // --vendor-volume: the MPI library's own count (collscope/mpi_monitoring.hpp), on every
@@ -615,14 +604,14 @@ void Runner::collect_check(Measurement& m, const Case& c, const CollArgs& a) {
 
 // One row: its buffers live for the row, then go (collectively: the ipc path unmaps
 // them on every rank first).
-Measurement Runner::measure(const Case& c, benchmark::State& state) {
-  Measurement m = measure_with_buffers(c, state);
+Measurement Runner::measure(const Case& c) {
+  Measurement m = measure_with_buffers(c);
   barrier();
   executor().release_freed_buffers();
   return m;
 }
 
-Measurement Runner::measure_with_buffers(const Case& c, benchmark::State& state) {
+Measurement Runner::measure_with_buffers(const Case& c) {
   CollArgs a = make_args(c);
   verify::CallBuffers buffers(coll_, a, opts_.in_place, rank_, nranks_);
   verify::fill_collective_input(coll_, a,
@@ -677,90 +666,45 @@ Measurement Runner::measure_with_buffers(const Case& c, benchmark::State& state)
   collect_model(m, a);
   if (opts_.check) collect_check(m, c, a);
 
-  time_case(m, a, state);
+  time_case(m, a);
   m.summarise(busbw_factor(coll_, nranks_));
   return m;
 }
 
-// ---- Google Benchmark glue ---------------------------------------------------------
+// ---- the rows ------------------------------------------------------------------------
 
-// Rank 0 prints each row as Google Benchmark reports the run; other ranks stay silent.
-class RowReporter final : public benchmark::BenchmarkReporter {
- public:
-  RowReporter(const Runner& runner, const std::vector<Measurement>& rows, program::JsonLines* json,
-              results::ResultsFile* h5)
-      : runner_(runner), rows_(rows), json_(json), h5_(h5) {}
-  bool ReportContext(const Context&) override {
-    if (runner_.options().format == OutputFormat::table) print_table_header(std::cout, runner_.info());
-    return true;
-  }
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (std::size_t i = 0; i < runs.size() && printed_ < rows_.size(); ++i) print(rows_[printed_++]);
-  }
-  void Finalize() override {}
-
- private:
-  void print(const Measurement& m) {
-    if (runner_.options().format == OutputFormat::table) print_table_row(std::cout, m);
-    else std::cout << to_json(m).dump() << std::endl;
-    nlohmann::json j = to_json(m);
-    if (json_) json_->write(j.dump());  // flushed: a crash keeps the rows
-    j.erase("gpus");                    // HDF5 keeps them once per run, in /runs
-    if (h5_) h5_->append_collective(j);  // on disk when it returns
-  }
-  const Runner& runner_;
-  const std::vector<Measurement>& rows_;
-  program::JsonLines* json_;
-  results::ResultsFile* h5_;
-  std::size_t printed_ = 0;
-};
-
-class SilentReporter final : public benchmark::BenchmarkReporter {
- public:
-  bool ReportContext(const Context&) override { return true; }
-  void ReportRuns(const std::vector<Run>&) override {}
-};
-
-std::string case_name(const Case& c) {
-  return std::to_string(c.bytes) + "/" + std::string(dtype_name(c.dtype)) + "/" +
-         std::string(op_name(c.op));
+// One row on rank 0: stdout and -J (program/rows.hpp), and the HDF5 file.
+void write_row(program::RowOutput& out, const Measurement& m, results::ResultsFile* h5) {
+  nlohmann::json j = to_json(m);
+  out.write(j.dump(), [&m](std::ostream& os) { print_table_row(os, m); });
+  j.erase("gpus");                     // HDF5 keeps them once per run, in /runs
+  if (h5) h5->append_collective(j);  // on disk when it returns
 }
 
+// Every case in turn, each row written by rank 0 as soon as it is measured (the other
+// ranks stay silent); the exit code says whether every row checked out.
 int run(Runner& runner, const std::vector<Case>& cases, results::ResultsFile* h5) {
   const Options& o = runner.options();
-  program::JsonLines json = program::JsonLines::open_on_root(o.json_path, runner.ctrl());
-  std::vector<Measurement> rows;
-  rows.reserve(cases.size());
-  for (const Case& c : cases) {
-    benchmark::RegisterBenchmark(case_name(c).c_str(),
-                                 [&runner, &rows, c](benchmark::State& st) {
-                                   rows.push_back(runner.measure(c, st));
-                                 })
-        ->UseManualTime()
-        ->Iterations(o.iters)
-        ->Repetitions(1)
-        ->Unit(benchmark::kMicrosecond);
-  }
-  std::unique_ptr<benchmark::BenchmarkReporter> reporter;
-  if (runner.rank() == 0)
-    reporter = std::make_unique<RowReporter>(runner, rows, json.active() ? &json : nullptr, h5);
-  else reporter = std::make_unique<SilentReporter>();
-  benchmark::RunSpecifiedBenchmarks(reporter.get());
-  benchmark::ClearRegisteredBenchmarks();
-
-  if (runner.rank() != 0) return kExitOk;
+  const bool root = runner.rank() == 0;
+  program::RowOutput out(o.format == OutputFormat::table,
+                         program::JsonLines::open_on_root(o.json_path, runner.ctrl()));
+  if (root && out.table()) print_table_header(std::cout, runner.info());
   std::uint64_t wrong = 0;
-  int mismatches = 0;
+  int rows = 0, mismatches = 0;
   double busbw = 0;
-  for (const Measurement& m : rows) {
+  for (const Case& c : cases) {
+    const Measurement m = runner.measure(c);
+    if (!root) continue;
+    write_row(out, m, h5);
+    ++rows;
     wrong += m.wrong;
     mismatches += m.volume_ok ? 0 : 1;
     busbw += m.busbw_gbps;
   }
-  if (o.format == OutputFormat::table)
-    print_table_footer(std::cout, static_cast<int>(rows.size()), wrong, mismatches,
-                       rows.empty() ? 0 : busbw / static_cast<double>(rows.size()));
-  if (!json.finish(runner.info().program)) return kExitRuntime;
+  if (!root) return kExitOk;
+  if (out.table())
+    print_table_footer(std::cout, rows, wrong, mismatches, rows == 0 ? 0 : busbw / static_cast<double>(rows));
+  if (!out.finish(runner.info().program)) return kExitRuntime;
   return wrong > 0 || mismatches > 0 ? kExitVerifyFailed : kExitOk;
 }
 
@@ -880,9 +824,6 @@ int benchmark_main(std::string_view collective, std::string_view algorithm, int 
     const std::vector<Case> cases = runner.cases();
     runner.check_constraints(cases);
     program::Watchdog watchdog(opts.timeout_s, rank, name);
-    char* fake_argv[] = {argv[0], nullptr};
-    int fake_argc = 1;
-    benchmark::Initialize(&fake_argc, fake_argv);  // its flags are not ours: parse none
     // -O: opened on rank 0 once every input is known good; a bad file fails on all ranks.
     std::unique_ptr<results::ResultsFile> h5;
     if (!opts.output_path.empty())

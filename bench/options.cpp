@@ -55,14 +55,11 @@ std::string_view name_of(E value, const std::string_view (&names)[N]) {
   return names[static_cast<std::size_t>(value)];
 }
 
-Timing parse_timing(const std::string& text) {
-  if (auto t = by_name<Timing>(text, kTimingNames)) return *t;
-  throw UsageError("--timing must be call or loop, got '" + text + "'");
-}
-
-RankCombine parse_rank_combine(const std::string& text) {
-  if (auto r = by_name<RankCombine>(text, kRankCombineNames)) return *r;
-  throw UsageError("--ranks must be max, avg or min, got '" + text + "'");
+// The value `text` names; else UsageError: "<must_be>, got '<text>'".
+template <class E, std::size_t N>
+E parse_choice(const std::string& text, const std::string_view (&names)[N], const char* must_be) {
+  if (auto value = by_name<E>(text, names)) return *value;
+  throw UsageError(std::string(must_be) + ", got '" + text + "'");
 }
 
 void check_positive(int value, const char* flag, int min) {
@@ -86,11 +83,6 @@ void validate_vendor_volume(const Options& o, std::string_view library, bool giv
 verify::SplitPattern parse_split(const std::string& text) {
   if (auto p = verify::parse_split_pattern(text)) return *p;
   throw UsageError("--split must be uniform, random or skewed, got '" + text + "'");
-}
-
-OutputFormat parse_format(const std::string& text) {
-  if (auto f = by_name<OutputFormat>(text, kFormatNames)) return *f;
-  throw UsageError("--format must be table or jsonl, got '" + text + "'");
 }
 
 TransportKind parse_transport(const std::string& text) {
@@ -151,10 +143,27 @@ void apply_common_options(const ChoiceText& text, Options& o) {
     throw UsageError("--step-factor must be at least 2");
   check_positive(o.iters, "--iters", 1);
   check_positive(o.warmup, "--warmup", 0);
-  o.format = parse_format(text.format);
+  o.format = parse_choice<OutputFormat>(text.format, kFormatNames, "--format must be table or jsonl");
   o.transport = parse_transport(text.transport);
   if (!(o.timeout_s >= 0)) throw UsageError("--timeout must be >= 0 seconds");
   apply_device_options(text.path, o);
+}
+
+void add_sweep_options(CLI::App& app, const SweepHelp& help, SweepText& text, Options& o) {
+  app.add_option("-b,--min-bytes", text.min_bytes,
+                 "smallest message size (" + std::string(help.size_examples) + ")");
+  app.add_option("-e,--max-bytes", text.max_bytes, "largest message size");
+  app.add_option("-f,--step-factor", o.step_factor, "multiply the size by this each step");
+  app.add_option("-n,--iters", o.iters, "timed " + std::string(help.iterations));
+  app.add_option("-w,--warmup", o.warmup, "untimed " + std::string(help.iterations));
+  app.add_option("-c,--check", text.check, help.check);
+}
+
+void apply_sweep_options(const SweepText& text, Options& o) {
+  if (text.check != 0 && text.check != 1) throw UsageError("--check must be 0 or 1");
+  o.check = text.check == 1;
+  o.min_bytes = parse_size(text.min_bytes, "--min-bytes");
+  o.max_bytes = parse_size(text.max_bytes, "--max-bytes");
 }
 
 void add_device_wait_options(CLI::App& app, std::string& wait, std::string& ipc_copy, bool& fuse) {
@@ -281,20 +290,17 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   const bool nccl_binary = library_default == "nccl";
   CLI::App app{"collscope " + std::string(program) + ": benchmark and verify one collective algorithm",
                std::string(program)};
-  std::string min_b = "64", max_b = "16M", seg = "1M", scratch = "8G";
+  std::string seg = "1M", scratch = "8G";
   std::string dtype = "float", op = "sum", memory = nccl_binary ? "device" : "host";
   std::string device_map, stage_chunk = "1M", wait = "spin", ipc_copy = "auto";
   std::string timing = "call", ranks = "max";
   ChoiceText text;
   if (nccl_binary) text.transport = "nccl";
   std::string split = "uniform";
-  int check = 1;
-  app.add_option("-b,--min-bytes", min_b, "smallest message size (64, 1K, 16M, 1G)");
-  app.add_option("-e,--max-bytes", max_b, "largest message size");
-  app.add_option("-f,--step-factor", o.step_factor, "multiply the size by this each step");
-  app.add_option("-n,--iters", o.iters, "timed iterations per size");
-  app.add_option("-w,--warmup", o.warmup, "untimed iterations per size");
-  app.add_option("-c,--check", check, "verify results and byte counts (0 or 1)");
+  SweepText sweep;
+  add_sweep_options(app, {"64, 1K, 16M, 1G", "iterations per size",
+                          "verify results and byte counts (0 or 1)"},
+                    sweep, o);
   app.add_option("-d,--dtype", dtype, "data type: " + dtype_list());
   app.add_option("-o,--op", op, "reduction: sum prod max min avg all");
   app.add_option("-r,--root", o.root, "root rank of rooted collectives");
@@ -334,10 +340,7 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
     o.show_help = true;
     return o;
   }
-  if (check != 0 && check != 1) throw UsageError("--check must be 0 or 1");
-  o.check = check == 1;
-  o.min_bytes = parse_size(min_b, "--min-bytes");
-  o.max_bytes = parse_size(max_b, "--max-bytes");
+  apply_sweep_options(sweep, o);
   o.segment_bytes = parse_size(seg, "--segment");
   o.segment_given = app.count("--segment") > 0;
   o.scratch_limit = parse_size(scratch, "--max-scratch");
@@ -351,8 +354,8 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   o.stage_chunk = parse_size(stage_chunk, "--stage-chunk");
   o.stage_chunk_given = app.count("--stage-chunk") > 0;
   apply_device_wait_options(app, wait, ipc_copy, o);
-  o.timing = parse_timing(timing);
-  o.ranks = parse_rank_combine(ranks);
+  o.timing = parse_choice<Timing>(timing, kTimingNames, "--timing must be call or loop");
+  o.ranks = parse_choice<RankCombine>(ranks, kRankCombineNames, "--ranks must be max, avg or min");
   apply_all_options(text, split, o);
   validate_vendor_volume(o, library_default,
                          app.count("--vendor-volume") + app.count("--no-vendor-volume") > 0);

@@ -110,6 +110,21 @@ std::size_t parse_size(std::string_view text, std::string_view flag);
 // The message sizes of a sweep: min, min*f, ... up to max (max itself always included).
 std::vector<std::size_t> sweep_sizes(const Options& o);
 
+// -b -e -f -n -w -c, which pingpong shares: their text, the help's words for them, and
+// the flags added to `app` then parsed into `o` (with --check first, then the sizes).
+// Throws UsageError.
+struct SweepText {
+  std::string min_bytes = "64", max_bytes = "16M";
+  int check = 1;
+};
+struct SweepHelp {
+  const char* size_examples;  // "64, 1K, 16M, 1G"
+  const char* iterations;     // "iterations per size"
+  const char* check;          // what -c 1 compares
+};
+void add_sweep_options(CLI::App& app, const SweepHelp& help, SweepText& text, Options& o);
+void apply_sweep_options(const SweepText& text, Options& o);
+
 // The words of --format, -t and --path as the command line gave them ("": --path not
 // given), which pingpong shares.
 struct ChoiceText {
