@@ -27,12 +27,12 @@
 #include <cstdlib>
 #include <iostream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "collscope/bench/options.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/program/mpi_program.hpp"
+#include "collscope/program/quiet_barrier.hpp"
 #include "collscope/program/stats.hpp"
 #include "collscope/reducer.hpp"
 
@@ -82,17 +82,8 @@ int slowdown_of(int rank) {
   return who == rank ? factor : 1;
 }
 
-// A barrier that sleeps while it waits, so the waiting ranks take no CPU from the one
-// being timed.
-void quiet_barrier(MPI_Comm comm) {
-  MPI_Request req;
-  MPI_Ibarrier(comm, &req);
-  for (int done = 0;;) {
-    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-}
+// The waiting ranks take no CPU from the one being timed (program/quiet_barrier.hpp).
+void quiet_barrier(MPI_Comm comm) { program::quiet_barrier(comm, std::chrono::microseconds(100)); }
 
 struct RankResult {
   std::vector<double> times_us;
@@ -197,8 +188,6 @@ int main_on_all_ranks(int argc, char** argv, int rank, int nranks) {
 }  // namespace collscope::bench
 
 int main(int argc, char** argv) {
-  return collscope::program::run_mpi_program(collscope::bench::kProgram, argc, argv,
-                                           [&](int rank, int nranks) {
-    return collscope::bench::main_on_all_ranks(argc, argv, rank, nranks);
-  });
+  return collscope::program::run_mpi_main(collscope::bench::kProgram, argc, argv,
+                                          collscope::bench::main_on_all_ranks);
 }

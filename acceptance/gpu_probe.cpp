@@ -47,15 +47,15 @@
 #include <iostream>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "collscope/agree.hpp"
-#include "collscope/backend.hpp"
+#include "collscope/runtime/backend.hpp"
 #include "collscope/bench/options.hpp"
 #include "collscope/device/runtime.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/program/mpi_program.hpp"
+#include "collscope/program/quiet_barrier.hpp"
 #include "pcie_link.hpp"
 
 namespace collscope::acceptance {
@@ -148,17 +148,8 @@ std::string host_name() {
   return std::string(name, static_cast<std::size_t>(len));
 }
 
-// A barrier that sleeps while it waits, so the waiting ranks take nothing from the one
-// being timed (compute_probe's).
-void quiet_barrier(MPI_Comm comm) {
-  MPI_Request req;
-  MPI_Ibarrier(comm, &req);
-  for (int done = 0;;) {
-    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-}
+// The waiting ranks take nothing from the one being timed (program/quiet_barrier.hpp).
+void quiet_barrier(MPI_Comm comm) { program::quiet_barrier(comm, std::chrono::microseconds(100)); }
 
 // ---- the measurements ---------------------------------------------------------------------
 
@@ -359,8 +350,6 @@ int main_on_all_ranks(int argc, char** argv, int rank, int nranks) {
 }  // namespace collscope::acceptance
 
 int main(int argc, char** argv) {
-  return collscope::program::run_mpi_program(collscope::acceptance::kProgram, argc, argv,
-                                           [&](int rank, int nranks) {
-    return collscope::acceptance::main_on_all_ranks(argc, argv, rank, nranks);
-  });
+  return collscope::program::run_mpi_main(collscope::acceptance::kProgram, argc, argv,
+                                          collscope::acceptance::main_on_all_ranks);
 }

@@ -1,6 +1,5 @@
 #include "collscope/bench/harness.hpp"
 
-#include <benchmark/benchmark.h>
 #include <mpi.h>
 #include <unistd.h>
 
@@ -13,8 +12,8 @@
 #include <optional>
 #include <thread>
 
-#include "collscope/algorithm.hpp"
-#include "collscope/backend.hpp"
+#include "collscope/runtime/algorithm.hpp"
+#include "collscope/runtime/backend.hpp"
 #include "collscope/mpi_transport.hpp"
 #include "collscope/nccl/nccl_executor.hpp"
 #include "collscope/bench/measurement.hpp"
@@ -24,11 +23,12 @@
 #include "collscope/program/json_lines.hpp"
 #include "collscope/program/mpi_program.hpp"
 #include "collscope/program/node_map.hpp"
+#include "collscope/program/rows.hpp"
 #include "collscope/program/watchdog.hpp"
 #include "collscope/build_config.hpp"
 #include "collscope/collective.hpp"
 #include "collscope/errors.hpp"
-#include "collscope/identify.hpp"
+#include "collscope/runtime/identify.hpp"
 #include "collscope/model.hpp"
 #include "collscope/mpi_monitoring.hpp"
 #include "collscope/schedule_trace.hpp"
@@ -87,8 +87,8 @@ class Runner {
   void load_split_file();
   void load_model();
   void check_constraints(const std::vector<Case>& cases) const;
-  Measurement measure(const Case& c, benchmark::State& state);
-  Measurement measure_with_buffers(const Case& c, benchmark::State& state);
+  Measurement measure(const Case& c);
+  Measurement measure_with_buffers(const Case& c);
 
   int rank() const { return rank_; }
   MPI_Comm ctrl() const { return ctrl_; }
@@ -112,7 +112,7 @@ class Runner {
   double timed_call(const CollArgs& a);
   double timed_loop(const CollArgs& a);
   std::vector<double> timed_graphs(const CollArgs& a, int replays);
-  void time_case(Measurement& m, const CollArgs& a, benchmark::State& state);
+  void time_case(Measurement& m, const CollArgs& a);
   void collect_copies(Measurement& m, const CollArgs& a, const std::vector<std::uint64_t>& all,
                       std::size_t width);
   void barrier();
@@ -145,7 +145,8 @@ class Runner {
   Comm comm_;
   int rank_ = 0, nranks_ = 1;
   std::vector<std::string> gpus_;
-  std::string path_;
+  std::string path_;                      // the executor's: host, nccl or a device path
+  std::optional<DevicePath> device_path_;  // path_ when it is a device path
   // --vendor-volume: the MPI library's count around each probe call; gone (MPI_T
   // finalized) with the runner, before MPI_Finalize.
   std::unique_ptr<MpiMonitor> monitor_;
@@ -156,6 +157,7 @@ class Runner {
 // Each rank's GPU as one JSON object, gathered to rank 0.
 std::vector<std::string> Runner::gather_gpus() {
   path_ = executor().path();
+  device_path_ = parse_path(path_);
   if (!backend_->gpu()) return {};
   const device::Info& g = *backend_->gpu();
   nlohmann::json j{{"rank", rank_},           {"device", g.index},
@@ -234,7 +236,7 @@ void Runner::load_model() {
 // split file fixes the matrix, and so the sizes.
 std::vector<Case> Runner::alltoallv_cases() const {
   std::vector<Case> out;
-  const auto pattern = *verify::parse_split_pattern(opts_.split);
+  const verify::SplitPattern pattern = opts_.split;
   for (DataType t : opts_.dtypes) {
     const std::size_t elem = dtype_size(t);
     if (!opts_.split_file.empty()) {
@@ -353,30 +355,19 @@ std::vector<double> Runner::timed_graphs(const CollArgs& a, int replays) {
 }
 
 // The row's times, per --timing / --graph.
-void Runner::time_case(Measurement& m, const CollArgs& a, benchmark::State& state) {
+void Runner::time_case(Measurement& m, const CollArgs& a) {
   if (opts_.graph_calls > 0) {
-    const std::vector<double> warm = timed_graphs(a, opts_.warmup > 0 ? 1 : 0);
-    (void)warm;
-    std::vector<double> times = timed_graphs(a, opts_.iters);
-    std::size_t i = 0;
-    for (auto _ : state) {
-      state.SetIterationTime(times[i] * 1e-6);
-      m.times_us.push_back(times[i++]);
-    }
+    timed_graphs(a, opts_.warmup > 0 ? 1 : 0);  // one untimed replay warms both graphs up
+    m.times_us = timed_graphs(a, opts_.iters);
     return;
   }
   for (int i = 0; i < opts_.warmup; ++i) timed_call(a);
   if (opts_.timing == Timing::loop) {
-    const double us = timed_loop(a);
-    for (auto _ : state) state.SetIterationTime(us * 1e-6);
-    m.times_us.push_back(us);
+    m.times_us.push_back(timed_loop(a));
     return;
   }
-  for (auto _ : state) {
-    const double us = timed_call(a);
-    state.SetIterationTime(us * 1e-6);
-    m.times_us.push_back(us);
-  }
+  m.times_us.reserve(static_cast<std::size_t>(opts_.iters));
+  for (int i = 0; i < opts_.iters; ++i) m.times_us.push_back(timed_call(a));
 }
 
 // --vendor-volume: the MPI library's own count (collscope/mpi_monitoring.hpp), on every
@@ -532,17 +523,17 @@ void Runner::identify_vendor_algorithm(Measurement& m, const CollArgs& a,
 // schedule, consumed_receives.hpp; none with --no-fuse).
 void Runner::collect_copies(Measurement& m, const CollArgs& a, const std::vector<std::uint64_t>& all,
                            std::size_t width) {
-  if (path_ != "staged" && path_ != "ipc") return;
+  if (device_path_ != DevicePath::staged && device_path_ != DevicePath::ipc) return;
   const std::size_t n = static_cast<std::size_t>(nranks_);
   for (std::size_t r = 0; r < n; ++r) {
     const std::uint64_t* c = &all[r * width + n * 4];
     m.copies.push_back({c[0], c[1], c[2], c[3]});
     const RankVolume& t = m.theory[r];
     const std::uint64_t consumed =
-        path_ == "ipc" && opts_.fuse
+        device_path_ == DevicePath::ipc && opts_.fuse
             ? planned_consumed_bytes(algo_, static_cast<int>(r), nranks_, a, opts_.in_place)
             : 0;
-    m.theory_copies.push_back(path_ == "staged"
+    m.theory_copies.push_back(device_path_ == DevicePath::staged
                                   ? CopyVolume{t.sent_bytes, t.recv_bytes, 0, 0}
                                   : CopyVolume{0, 0, t.recv_bytes - consumed, consumed});
     if (m.volume_ok && !(m.copies[r] == m.theory_copies[r])) {
@@ -613,14 +604,14 @@ void Runner::collect_check(Measurement& m, const Case& c, const CollArgs& a) {
 
 // One row: its buffers live for the row, then go (collectively: the ipc path unmaps
 // them on every rank first).
-Measurement Runner::measure(const Case& c, benchmark::State& state) {
-  Measurement m = measure_with_buffers(c, state);
+Measurement Runner::measure(const Case& c) {
+  Measurement m = measure_with_buffers(c);
   barrier();
   executor().release_freed_buffers();
   return m;
 }
 
-Measurement Runner::measure_with_buffers(const Case& c, benchmark::State& state) {
+Measurement Runner::measure_with_buffers(const Case& c) {
   CollArgs a = make_args(c);
   verify::CallBuffers buffers(coll_, a, opts_.in_place, rank_, nranks_);
   verify::fill_collective_input(coll_, a,
@@ -648,7 +639,7 @@ Measurement Runner::measure_with_buffers(const Case& c, benchmark::State& state)
   if (opts_.memory == MemoryKind::device) m.wait = std::string(wait_policy_name(opts_.wait));
   m.timing = opts_.graph_calls > 0 ? "graph" : std::string(timing_name(opts_.timing));
   m.ranks = std::string(rank_combine_name(opts_.ranks));
-  if (opts_.transport == "nccl") m.nccl_version = nccl_runtime_version();
+  if (opts_.transport == TransportKind::nccl) m.nccl_version = nccl_runtime_version();
   m.graph_calls = opts_.graph_calls;
   m.blocking = opts_.blocking;
   if (algo_.vendor)
@@ -657,7 +648,8 @@ Measurement Runner::measure_with_buffers(const Case& c, benchmark::State& state)
   m.gpus = gpus_;
   m.node_of_rank = nodes_;
   if (c.splits) {
-    m.split = opts_.split_file.empty() ? opts_.split : "file:" + opts_.split_file;
+    m.split = opts_.split_file.empty() ? std::string(verify::split_pattern_name(opts_.split))
+                                       : "file:" + opts_.split_file;
     m.splits = *c.splits;
   }
 
@@ -674,90 +666,45 @@ Measurement Runner::measure_with_buffers(const Case& c, benchmark::State& state)
   collect_model(m, a);
   if (opts_.check) collect_check(m, c, a);
 
-  time_case(m, a, state);
+  time_case(m, a);
   m.summarise(busbw_factor(coll_, nranks_));
   return m;
 }
 
-// ---- Google Benchmark glue ---------------------------------------------------------
+// ---- the rows ------------------------------------------------------------------------
 
-// Rank 0 prints each row as Google Benchmark reports the run; other ranks stay silent.
-class RowReporter final : public benchmark::BenchmarkReporter {
- public:
-  RowReporter(const Runner& runner, const std::vector<Measurement>& rows, program::JsonLines* json,
-              results::ResultsFile* h5)
-      : runner_(runner), rows_(rows), json_(json), h5_(h5) {}
-  bool ReportContext(const Context&) override {
-    if (runner_.options().format == "table") print_table_header(std::cout, runner_.info());
-    return true;
-  }
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (std::size_t i = 0; i < runs.size() && printed_ < rows_.size(); ++i) print(rows_[printed_++]);
-  }
-  void Finalize() override {}
-
- private:
-  void print(const Measurement& m) {
-    if (runner_.options().format == "table") print_table_row(std::cout, m);
-    else std::cout << to_json(m).dump() << std::endl;
-    nlohmann::json j = to_json(m);
-    if (json_) json_->write(j.dump());  // flushed: a crash keeps the rows
-    j.erase("gpus");                    // HDF5 keeps them once per run, in /runs
-    if (h5_) h5_->append_collective(j);  // on disk when it returns
-  }
-  const Runner& runner_;
-  const std::vector<Measurement>& rows_;
-  program::JsonLines* json_;
-  results::ResultsFile* h5_;
-  std::size_t printed_ = 0;
-};
-
-class SilentReporter final : public benchmark::BenchmarkReporter {
- public:
-  bool ReportContext(const Context&) override { return true; }
-  void ReportRuns(const std::vector<Run>&) override {}
-};
-
-std::string case_name(const Case& c) {
-  return std::to_string(c.bytes) + "/" + std::string(dtype_name(c.dtype)) + "/" +
-         std::string(op_name(c.op));
+// One row on rank 0: stdout and -J (program/rows.hpp), and the HDF5 file.
+void write_row(program::RowOutput& out, const Measurement& m, results::ResultsFile* h5) {
+  nlohmann::json j = to_json(m);
+  out.write(j.dump(), [&m](std::ostream& os) { print_table_row(os, m); });
+  j.erase("gpus");                     // HDF5 keeps them once per run, in /runs
+  if (h5) h5->append_collective(j);  // on disk when it returns
 }
 
+// Every case in turn, each row written by rank 0 as soon as it is measured (the other
+// ranks stay silent); the exit code says whether every row checked out.
 int run(Runner& runner, const std::vector<Case>& cases, results::ResultsFile* h5) {
   const Options& o = runner.options();
-  program::JsonLines json = program::JsonLines::open_on_root(o.json_path, runner.ctrl());
-  std::vector<Measurement> rows;
-  rows.reserve(cases.size());
-  for (const Case& c : cases) {
-    benchmark::RegisterBenchmark(case_name(c).c_str(),
-                                 [&runner, &rows, c](benchmark::State& st) {
-                                   rows.push_back(runner.measure(c, st));
-                                 })
-        ->UseManualTime()
-        ->Iterations(o.iters)
-        ->Repetitions(1)
-        ->Unit(benchmark::kMicrosecond);
-  }
-  std::unique_ptr<benchmark::BenchmarkReporter> reporter;
-  if (runner.rank() == 0)
-    reporter = std::make_unique<RowReporter>(runner, rows, json.active() ? &json : nullptr, h5);
-  else reporter = std::make_unique<SilentReporter>();
-  benchmark::RunSpecifiedBenchmarks(reporter.get());
-  benchmark::ClearRegisteredBenchmarks();
-
-  if (runner.rank() != 0) return kExitOk;
+  const bool root = runner.rank() == 0;
+  program::RowOutput out(o.format == OutputFormat::table,
+                         program::JsonLines::open_on_root(o.json_path, runner.ctrl()));
+  if (root && out.table()) print_table_header(std::cout, runner.info());
   std::uint64_t wrong = 0;
-  int mismatches = 0;
+  int rows = 0, mismatches = 0;
   double busbw = 0;
-  for (const Measurement& m : rows) {
+  for (const Case& c : cases) {
+    const Measurement m = runner.measure(c);
+    if (!root) continue;
+    write_row(out, m, h5);
+    ++rows;
     wrong += m.wrong;
     mismatches += m.volume_ok ? 0 : 1;
     busbw += m.busbw_gbps;
   }
-  if (o.format == "table")
-    print_table_footer(std::cout, static_cast<int>(rows.size()), wrong, mismatches,
-                       rows.empty() ? 0 : busbw / static_cast<double>(rows.size()));
-  if (!json.finish(runner.info().program)) return kExitRuntime;
+  if (!root) return kExitOk;
+  if (out.table())
+    print_table_footer(std::cout, rows, wrong, mismatches, rows == 0 ? 0 : busbw / static_cast<double>(rows));
+  if (!out.finish(runner.info().program)) return kExitRuntime;
   return wrong > 0 || mismatches > 0 ? kExitVerifyFailed : kExitOk;
 }
 
@@ -783,22 +730,24 @@ int run_or_abort(Runner& runner, const std::vector<Case>& cases, results::Result
 
 // Flags that belong to one collective only.
 void check_collective_options(const CollectiveInfo& c, const Algorithm& a, const Options& o) {
-  const bool split_given = o.split != "uniform" || !o.split_file.empty();
+  const bool split_given = o.split != verify::SplitPattern::uniform || !o.split_file.empty();
   if (split_given && c.id != Collective::alltoallv)
     throw UsageError("--split and --split-file apply to alltoallv only");
   if (!a.is_vendor()) return;
   const std::string name = a.full_name();
   // A vendor collective runs inside its library: a row saying ucx would be a lie.
-  if (o.transport != a.name)
+  if (transport_name(o.transport) != a.name)
     throw UsageError(name + " runs the " + (a.name == "nccl" ? "NCCL" : "MPI") +
-                     " library's own " + std::string(c.name) + ": -t " + o.transport +
+                     " library's own " + std::string(c.name) + ": -t " +
+                     std::string(transport_name(o.transport)) +
                      " does not apply (the hand-written algorithms take it)");
   if (!a.vendor->available()) throw UsageError("the library has no such collective");
   if (o.in_place && !a.vendor->in_place)
     throw UsageError(std::string(a.vendor->function) + " has no in-place form: drop --in-place");
   if (a.name == "mpi" && o.memory == MemoryKind::device) {
-    if (!o.path.empty() && o.path != "cuda_aware")
-      throw UsageError(name + " takes device buffers only on the cuda_aware path (--path " + o.path +
+    if (o.path && *o.path != DevicePath::cuda_aware)
+      throw UsageError(name + " takes device buffers only on the cuda_aware path (--path " +
+                       std::string(path_name(*o.path)) +
                        " is collscope's own)");
     if (const std::string why = mpi_device_memory_refusal(); !why.empty())
       throw UsageError(name + " takes device buffers only on the cuda_aware path, and " + why);
@@ -807,8 +756,8 @@ void check_collective_options(const CollectiveInfo& c, const Algorithm& a, const
 
 // The environment variables that shape the row's transport (UCX_*, NCCL_*).
 std::vector<std::string> environment_of(const Options& o) {
-  if (o.transport == "nccl") return nccl_environment();
-  return transport_environment(o.transport);
+  if (o.transport == TransportKind::nccl) return nccl_environment();
+  return transport_environment(transport_name(o.transport));
 }
 
 }  // namespace
@@ -833,7 +782,7 @@ results::RunAttributes run_attributes(const Runner& runner, const Options& opts,
     a.device_runtime = g.emulated ? "emulated" : "cuda";
     a.gpus.push_back(std::move(g));
   }
-  if (opts.transport == "nccl") a.nccl_runtime_version = nccl_runtime_version();
+  if (opts.transport == TransportKind::nccl) a.nccl_runtime_version = nccl_runtime_version();
   return a;
 }
 
@@ -866,7 +815,8 @@ int benchmark_main(std::string_view collective, std::string_view algorithm, int 
     }
     check_collective_options(*coll, *algo, opts);
     set_wait_policy(opts.wait);
-    RunInfo info{name, std::string(collective), std::string(algorithm), opts.transport,
+    RunInfo info{name, std::string(collective), std::string(algorithm),
+                 std::string(transport_name(opts.transport)),
                  command_line(argc, argv), environment_of(opts), nranks, nullptr};
     Runner runner(*algo, *coll, opts, info, MPI_COMM_WORLD);
     runner.load_split_file();
@@ -874,9 +824,6 @@ int benchmark_main(std::string_view collective, std::string_view algorithm, int 
     const std::vector<Case> cases = runner.cases();
     runner.check_constraints(cases);
     program::Watchdog watchdog(opts.timeout_s, rank, name);
-    char* fake_argv[] = {argv[0], nullptr};
-    int fake_argc = 1;
-    benchmark::Initialize(&fake_argc, fake_argv);  // its flags are not ours: parse none
     // -O: opened on rank 0 once every input is known good; a bad file fails on all ranks.
     std::unique_ptr<results::ResultsFile> h5;
     if (!opts.output_path.empty())

@@ -37,16 +37,29 @@ std::vector<ReduceOp> parse_ops(const std::string& text) {
   throw UsageError("unknown op '" + text + "' (expected one of: sum prod max min avg all)");
 }
 
-Timing parse_timing(const std::string& text) {
-  for (Timing t : {Timing::call, Timing::loop})
-    if (text == timing_name(t)) return t;
-  throw UsageError("--timing must be call or loop, got '" + text + "'");
+// The names of each choice's values, in the order of its enum.
+constexpr std::string_view kTimingNames[] = {"call", "loop"};
+constexpr std::string_view kRankCombineNames[] = {"max", "avg", "min"};
+constexpr std::string_view kTransportNames[] = {"mpi", "ucx", "nccl"};
+constexpr std::string_view kFormatNames[] = {"table", "jsonl"};
+
+template <class E, std::size_t N>
+std::optional<E> by_name(std::string_view text, const std::string_view (&names)[N]) {
+  for (std::size_t i = 0; i < N; ++i)
+    if (text == names[i]) return static_cast<E>(i);
+  return std::nullopt;
 }
 
-RankCombine parse_rank_combine(const std::string& text) {
-  for (RankCombine r : {RankCombine::max, RankCombine::avg, RankCombine::min})
-    if (text == rank_combine_name(r)) return r;
-  throw UsageError("--ranks must be max, avg or min, got '" + text + "'");
+template <class E, std::size_t N>
+std::string_view name_of(E value, const std::string_view (&names)[N]) {
+  return names[static_cast<std::size_t>(value)];
+}
+
+// The value `text` names; else UsageError: "<must_be>, got '<text>'".
+template <class E, std::size_t N>
+E parse_choice(const std::string& text, const std::string_view (&names)[N], const char* must_be) {
+  if (auto value = by_name<E>(text, names)) return *value;
+  throw UsageError(std::string(must_be) + ", got '" + text + "'");
 }
 
 void check_positive(int value, const char* flag, int min) {
@@ -61,17 +74,33 @@ void validate_vendor_volume(const Options& o, std::string_view library, bool giv
   if (!o.vendor_volume || !given) return;
   if (library == "nccl")
     throw UsageError("--vendor-volume counts through MPI; NCCL's own collectives are invisible to it");
-  if (library.empty() && (o.transport != "mpi" || o.memory != MemoryKind::host))
+  if (library.empty() && (o.transport != TransportKind::mpi || o.memory != MemoryKind::host))
     throw UsageError("--vendor-volume witnesses what the MPI library sends: it needs -t mpi on "
-                     "host memory (-t " + o.transport + " -m " + std::string(memory_name(o.memory)) +
-                     " moves bytes it does not see)");
+                     "host memory (-t " + std::string(transport_name(o.transport)) + " -m " +
+                     std::string(memory_name(o.memory)) + " moves bytes it does not see)");
 }
 
-void validate(const Options& o) {
-  validate_common_options(o);
+verify::SplitPattern parse_split(const std::string& text) {
+  if (auto p = verify::parse_split_pattern(text)) return *p;
+  throw UsageError("--split must be uniform, random or skewed, got '" + text + "'");
+}
+
+TransportKind parse_transport(const std::string& text) {
+  if (auto t = by_name<TransportKind>(text, kTransportNames)) return *t;
+  throw UsageError("unknown transport '" + text + "' (expected mpi, ucx or nccl)");
+}
+
+std::optional<DevicePath> parse_path_option(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  if (auto p = parse_path(text)) return p;
+  throw UsageError("--path must be cuda_aware, staged or ipc, got '" + text + "'");
+}
+
+// The collective binaries' checks; --split is parsed after --root is checked.
+void apply_all_options(const ChoiceText& text, const std::string& split, Options& o) {
+  apply_common_options(text, o);
   check_positive(o.root, "--root", 0);
-  if (o.split != "uniform" && o.split != "random" && o.split != "skewed")
-    throw UsageError("--split must be uniform, random or skewed, got '" + o.split + "'");
+  o.split = parse_split(split);
   if (o.segment_bytes == 0) throw UsageError("--segment must be at least 1 byte");
   if (!o.all_ops)
     for (DataType t : o.dtypes)
@@ -83,16 +112,15 @@ void validate(const Options& o) {
 
 }  // namespace
 
-std::string_view timing_name(Timing t) { return t == Timing::loop ? "loop" : "call"; }
+std::string_view timing_name(Timing t) { return name_of(t, kTimingNames); }
 
-std::string_view rank_combine_name(RankCombine r) {
-  switch (r) {
-    case RankCombine::max: return "max";
-    case RankCombine::avg: return "avg";
-    case RankCombine::min: return "min";
-  }
-  return "?";
+std::string_view transport_name(TransportKind t) { return name_of(t, kTransportNames); }
+
+std::optional<TransportKind> transport_kind(std::string_view text) {
+  return by_name<TransportKind>(text, kTransportNames);
 }
+
+std::string_view rank_combine_name(RankCombine r) { return name_of(r, kRankCombineNames); }
 
 double combine_ranks(std::span<const double> times, RankCombine how) {
   switch (how) {
@@ -104,10 +132,10 @@ double combine_ranks(std::span<const double> times, RankCombine how) {
 }
 
 bool runs_other_threads(const Options& o) {
-  return o.timeout_s > 0 || o.memory == MemoryKind::device || o.transport != "mpi";
+  return o.timeout_s > 0 || o.memory == MemoryKind::device || o.transport != TransportKind::mpi;
 }
 
-void validate_common_options(const Options& o) {
+void apply_common_options(const ChoiceText& text, Options& o) {
   if (o.min_bytes > o.max_bytes)
     throw UsageError("--min-bytes (" + std::to_string(o.min_bytes) +
                      ") is larger than --max-bytes (" + std::to_string(o.max_bytes) + ")");
@@ -115,12 +143,27 @@ void validate_common_options(const Options& o) {
     throw UsageError("--step-factor must be at least 2");
   check_positive(o.iters, "--iters", 1);
   check_positive(o.warmup, "--warmup", 0);
-  if (o.format != "table" && o.format != "jsonl")
-    throw UsageError("--format must be table or jsonl, got '" + o.format + "'");
-  if (o.transport != "mpi" && o.transport != "ucx" && o.transport != "nccl")
-    throw UsageError("unknown transport '" + o.transport + "' (expected mpi, ucx or nccl)");
+  o.format = parse_choice<OutputFormat>(text.format, kFormatNames, "--format must be table or jsonl");
+  o.transport = parse_transport(text.transport);
   if (!(o.timeout_s >= 0)) throw UsageError("--timeout must be >= 0 seconds");
-  validate_device_options(o);
+  apply_device_options(text.path, o);
+}
+
+void add_sweep_options(CLI::App& app, const SweepHelp& help, SweepText& text, Options& o) {
+  app.add_option("-b,--min-bytes", text.min_bytes,
+                 "smallest message size (" + std::string(help.size_examples) + ")");
+  app.add_option("-e,--max-bytes", text.max_bytes, "largest message size");
+  app.add_option("-f,--step-factor", o.step_factor, "multiply the size by this each step");
+  app.add_option("-n,--iters", o.iters, "timed " + std::string(help.iterations));
+  app.add_option("-w,--warmup", o.warmup, "untimed " + std::string(help.iterations));
+  app.add_option("-c,--check", text.check, help.check);
+}
+
+void apply_sweep_options(const SweepText& text, Options& o) {
+  if (text.check != 0 && text.check != 1) throw UsageError("--check must be 0 or 1");
+  o.check = text.check == 1;
+  o.min_bytes = parse_size(text.min_bytes, "--min-bytes");
+  o.max_bytes = parse_size(text.max_bytes, "--max-bytes");
 }
 
 void add_device_wait_options(CLI::App& app, std::string& wait, std::string& ipc_copy, bool& fuse) {
@@ -146,9 +189,9 @@ void apply_device_wait_options(const CLI::App& app, const std::string& wait,
 
 BackendSpec backend_spec(const Options& o) {
   BackendSpec b;
-  b.transport = o.transport;
+  b.transport = std::string(transport_name(o.transport));
   b.memory = o.memory;
-  if (!o.path.empty()) b.path = parse_path(o.path);
+  b.path = o.path;
   b.device_map = o.device_map;
   b.device.stage_chunk = o.stage_chunk;
   b.device.ipc_copy = o.ipc_copy;
@@ -156,25 +199,25 @@ BackendSpec backend_spec(const Options& o) {
   return b;
 }
 
-void validate_device_options(const Options& o) {
+void apply_device_options(const std::string& path, Options& o) {
   const bool device = o.memory == MemoryKind::device;
-  if (o.transport == "nccl" && !device) throw UsageError("-t nccl moves GPU memory: it needs -m device");
-  if (!device && (!o.path.empty() || !o.device_map.empty()))
+  const bool nccl = o.transport == TransportKind::nccl;
+  if (nccl && !device) throw UsageError("-t nccl moves GPU memory: it needs -m device");
+  if (!device && (!path.empty() || !o.device_map.empty()))
     throw UsageError("--path and --device-map apply to -m device");
-  if (!o.path.empty() && o.path != "cuda_aware" && o.path != "staged" && o.path != "ipc")
-    throw UsageError("--path must be cuda_aware, staged or ipc, got '" + o.path + "'");
-  if (!o.path.empty() && o.transport == "nccl")
+  o.path = parse_path_option(path);
+  if (o.path && nccl)
     throw UsageError("--path applies to -t mpi and ucx: NCCL moves GPU memory itself");
   if (o.stage_chunk == 0) throw UsageError("--stage-chunk must be at least 1 byte");
-  if (o.stage_chunk_given && (!device || o.transport == "nccl" || (!o.path.empty() && o.path != "staged")))
+  if (o.stage_chunk_given && (!device || nccl || (o.path && *o.path != DevicePath::staged)))
     throw UsageError("--stage-chunk applies to the staged path (-m device, --path staged or the default)");
   if (o.wait_given && !device) throw UsageError("--wait applies to -m device");
-  const bool ipc = device && o.path == "ipc";
+  const bool ipc = device && o.path == DevicePath::ipc;
   if ((o.ipc_copy_given || !o.fuse) && !ipc)
     throw UsageError("--ipc-copy and --no-fuse apply to -m device --path ipc");
   if (o.graph_calls < 0) throw UsageError("--graph must be at least 1 (calls per graph)");
   if (o.graph_calls > 0) {
-    if (o.transport != "nccl" && !ipc)
+    if (!nccl && !ipc)
       throw UsageError("--graph captures calls whose every operation is on the GPU stream: "
                        "-t nccl or --path ipc (the staged and cuda_aware paths wait for the GPU "
                        "inside a call)");
@@ -245,26 +288,25 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
                       std::string_view library_default) {
   Options o;
   const bool nccl_binary = library_default == "nccl";
-  if (nccl_binary) o.transport = "nccl";
   CLI::App app{"collscope " + std::string(program) + ": benchmark and verify one collective algorithm",
                std::string(program)};
-  std::string min_b = "64", max_b = "16M", seg = "1M", scratch = "8G";
+  std::string seg = "1M", scratch = "8G";
   std::string dtype = "float", op = "sum", memory = nccl_binary ? "device" : "host";
   std::string device_map, stage_chunk = "1M", wait = "spin", ipc_copy = "auto";
   std::string timing = "call", ranks = "max";
-  int check = 1;
-  app.add_option("-b,--min-bytes", min_b, "smallest message size (64, 1K, 16M, 1G)");
-  app.add_option("-e,--max-bytes", max_b, "largest message size");
-  app.add_option("-f,--step-factor", o.step_factor, "multiply the size by this each step");
-  app.add_option("-n,--iters", o.iters, "timed iterations per size");
-  app.add_option("-w,--warmup", o.warmup, "untimed iterations per size");
-  app.add_option("-c,--check", check, "verify results and byte counts (0 or 1)");
+  ChoiceText text;
+  if (nccl_binary) text.transport = "nccl";
+  std::string split = "uniform";
+  SweepText sweep;
+  add_sweep_options(app, {"64, 1K, 16M, 1G", "iterations per size",
+                          "verify results and byte counts (0 or 1)"},
+                    sweep, o);
   app.add_option("-d,--dtype", dtype, "data type: " + dtype_list());
   app.add_option("-o,--op", op, "reduction: sum prod max min avg all");
   app.add_option("-r,--root", o.root, "root rank of rooted collectives");
-  app.add_option("-t,--transport", o.transport, "mpi, ucx or nccl");
+  app.add_option("-t,--transport", text.transport, "mpi, ucx or nccl");
   app.add_option("-m,--memory", memory, "host or device");
-  app.add_option("--path", o.path,
+  app.add_option("--path", text.path,
                  "device memory over -t mpi|ucx: cuda_aware, staged or ipc (default: cuda_aware "
                  "where the library takes device pointers, else staged)");
   app.add_option("--device-map", device_map, "GPU of each local rank, e.g. 0,1,2,3 or 0,0 (default: "
@@ -278,7 +320,7 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   app.add_option("--graph", o.graph_calls, "capture N calls in a CUDA graph and time its replays "
                  "(-t nccl, --path ipc)");
   app.add_flag("--blocking", o.blocking, "complete each call before issuing the next");
-  app.add_option("--format", o.format, "stdout format: table or jsonl");
+  app.add_option("--format", text.format, "stdout format: table or jsonl");
   app.add_option("-J,--json", o.json_path, "also write JSON lines to this file");
   app.add_option("-O,--output", o.output_path, "append the results to this HDF5 file");
   app.add_option("--model", o.model_path, "cost model file: predict each row's time");
@@ -290,7 +332,7 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   app.add_option("--segment", seg, "segment size of pipelined algorithms (tree, dbt)");
   app.add_option("--max-scratch", scratch, "scratch memory an algorithm may use per rank");
   app.add_option("--seed", o.seed, "seed of the generated data (and of split matrices)");
-  app.add_option("--split", o.split, "all-to-all-v split pattern: uniform random skewed");
+  app.add_option("--split", split, "all-to-all-v split pattern: uniform random skewed");
   app.add_option("--split-file", o.split_file,
                  "all-to-all-v: N x N split matrix in elements (one row per sender)");
   app.set_help_flag("-h,--help", "print this help and exit");
@@ -298,10 +340,7 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
     o.show_help = true;
     return o;
   }
-  if (check != 0 && check != 1) throw UsageError("--check must be 0 or 1");
-  o.check = check == 1;
-  o.min_bytes = parse_size(min_b, "--min-bytes");
-  o.max_bytes = parse_size(max_b, "--max-bytes");
+  apply_sweep_options(sweep, o);
   o.segment_bytes = parse_size(seg, "--segment");
   o.segment_given = app.count("--segment") > 0;
   o.scratch_limit = parse_size(scratch, "--max-scratch");
@@ -315,9 +354,9 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   o.stage_chunk = parse_size(stage_chunk, "--stage-chunk");
   o.stage_chunk_given = app.count("--stage-chunk") > 0;
   apply_device_wait_options(app, wait, ipc_copy, o);
-  o.timing = parse_timing(timing);
-  o.ranks = parse_rank_combine(ranks);
-  validate(o);
+  o.timing = parse_choice<Timing>(timing, kTimingNames, "--timing must be call or loop");
+  o.ranks = parse_choice<RankCombine>(ranks, kRankCombineNames, "--ranks must be max, avg or min");
+  apply_all_options(text, split, o);
   validate_vendor_volume(o, library_default,
                          app.count("--vendor-volume") + app.count("--no-vendor-volume") > 0);
   return o;

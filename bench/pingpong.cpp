@@ -48,19 +48,23 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "collscope/bench/options.hpp"
+#include "collscope/program/faults.hpp"
+#include "collscope/program/json_lines.hpp"
 #include "collscope/program/mpi_program.hpp"
+#include "collscope/program/node_map.hpp"
+#include "collscope/program/quiet_barrier.hpp"
+#include "collscope/program/rows.hpp"
 #include "collscope/program/stats.hpp"
+#include "collscope/program/text.hpp"
 #include "collscope/program/watchdog.hpp"
-#include "collscope/backend.hpp"
+#include "collscope/runtime/backend.hpp"
 #include "collscope/comm.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/progress.hpp"
@@ -73,6 +77,8 @@
 namespace collscope::bench {
 namespace {
 
+using program::fmt;
+using program::gbps;
 using program::parse_command_line;
 using program::Stats;
 using program::stats_of;
@@ -137,25 +143,23 @@ PingpongOptions parse_pingpong_options(int argc, const char* const* argv) {
   Options& o = p.common;
   CLI::App app{"collscope pingpong: latency and bandwidth between two ranks, or every pair",
                kProgram};
-  std::string min_b = "64", max_b = "16M", pairs = "0,1", pattern = "pairs";
-  int check = 1;
-  app.add_option("-b,--min-bytes", min_b, "smallest message size (0, 8, 1K, 16M, 1G)");
-  app.add_option("-e,--max-bytes", max_b, "largest message size");
-  app.add_option("-f,--step-factor", o.step_factor, "multiply the size by this each step");
-  app.add_option("-n,--iters", o.iters, "timed round trips per size and pair");
-  app.add_option("-w,--warmup", o.warmup, "untimed round trips per size and pair");
-  app.add_option("-c,--check", check, "compare the payload bit for bit (0 or 1); byte counts are always checked");
+  std::string pairs = "0,1", pattern = "pairs";
+  SweepText sweep;
+  add_sweep_options(app, {"0, 8, 1K, 16M, 1G", "round trips per size and pair",
+                          "compare the payload bit for bit (0 or 1); byte counts are always checked"},
+                    sweep, o);
   std::string memory = "host", device_map, stage_chunk = "1M", wait = "spin", ipc_copy = "auto";
-  app.add_option("-t,--transport", o.transport, "mpi, ucx or nccl (GPU memory)");
+  ChoiceText text;
+  app.add_option("-t,--transport", text.transport, "mpi, ucx or nccl (GPU memory)");
   app.add_option("-m,--memory", memory, "host or device (every rank's buffers on its GPU)");
-  app.add_option("--path", o.path, "device memory: cuda_aware, staged or ipc");
+  app.add_option("--path", text.path, "device memory: cuda_aware, staged or ipc");
   app.add_option("--device-map", device_map, "device memory: the GPU of each local rank");
   app.add_option("--stage-chunk", stage_chunk, "chunk of the staged path (default 1M)");
   add_device_wait_options(app, wait, ipc_copy, o.fuse);
   CLI::Option* pairs_option = app.add_option("--pairs", pairs, "two ranks A,B (default 0,1), or all");
   app.add_option("--pattern", pattern,
                  "pairs (one pair at a time), rounds (disjoint pairs at once) or ring (r -> r+k at once)");
-  app.add_option("--format", o.format, "stdout format: table or jsonl");
+  app.add_option("--format", text.format, "stdout format: table or jsonl");
   app.add_option("-J,--json", o.json_path, "also write JSON lines to this file");
   app.add_option("-O,--output", o.output_path, "append the results to this HDF5 file");
   app.add_option("--timeout", o.timeout_s, "abort a round trip stuck longer than this (seconds)");
@@ -164,10 +168,7 @@ PingpongOptions parse_pingpong_options(int argc, const char* const* argv) {
     o.show_help = true;
     return p;
   }
-  if (check != 0 && check != 1) throw UsageError("--check must be 0 or 1");
-  o.check = check == 1;
-  o.min_bytes = parse_size(min_b, "--min-bytes");
-  o.max_bytes = parse_size(max_b, "--max-bytes");
+  apply_sweep_options(sweep, o);
   parse_pairs(pairs, p);
   parse_pattern(pattern, pairs_option->count() > 0, p);
   const auto mem = parse_memory(memory);
@@ -177,7 +178,7 @@ PingpongOptions parse_pingpong_options(int argc, const char* const* argv) {
   o.stage_chunk = parse_size(stage_chunk, "--stage-chunk");
   o.stage_chunk_given = app.count("--stage-chunk") > 0;
   apply_device_wait_options(app, wait, ipc_copy, o);
-  validate_common_options(o);
+  apply_common_options(text, o);
   return p;
 }
 
@@ -223,25 +224,6 @@ std::uint64_t bytes_differing(const std::vector<std::byte>& got, const std::vect
   return wrong;
 }
 
-// Nodes as MPI_COMM_TYPE_SHARED sees them, numbered 0.. in order of their lowest rank.
-std::vector<int> node_of_rank(MPI_Comm comm, int rank, int nranks) {
-  MPI_Comm local;
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
-  int leader = rank;
-  MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, local);
-  MPI_Comm_free(&local);
-  std::vector<int> leaders(static_cast<std::size_t>(nranks)), node(leaders.size());
-  MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm);
-  int next = 0;
-  for (std::size_t r = 0; r < node.size(); ++r)
-    node[r] = leaders[r] == static_cast<int>(r) ? next++ : node[leaders[r]];
-  return node;
-}
-
-double gbps(std::size_t bytes, double us) {
-  return us > 0 ? static_cast<double>(bytes) / (us * 1e3) : 0;
-}
-
 // ---- one pair's measurement ----------------------------------------------------------
 
 // What rank 0 knows about one (size, pair) once every rank reported.
@@ -285,9 +267,9 @@ class PingPong {
  private:
   LocalResult run_pair(Pair p, std::size_t bytes);
   double round_trip(Comm& c, bool initiator, int peer, const char* phase);
+  double timed_run(Comm& c, Plan& plan, Steps& steps, const char* algorithm);
   PairResult collect(Pair p, const LocalResult& local);
   void quiet_barrier(bool watched);
-  void maybe_stall();
   void maybe_corrupt();
   template <class Call>
   StepResult run_step(Call call, bool takes_part);
@@ -322,7 +304,6 @@ class PingPong {
   verify::Buffer device_payload_, device_landing_;
   int rank_ = 0, nranks_ = 1;
   std::vector<int> nodes_;
-  bool stalled_ = false;
 };
 
 PingPong::PingPong(PingpongOptions opts, MPI_Comm world)
@@ -331,7 +312,7 @@ PingPong::PingPong(PingpongOptions opts, MPI_Comm world)
   MPI_Comm_dup(world, &ctrl_);
   MPI_Comm_rank(ctrl_, &rank_);
   MPI_Comm_size(ctrl_, &nranks_);
-  nodes_ = node_of_rank(ctrl_, rank_, nranks_);
+  nodes_ = program::node_of_rank(ctrl_);
   backend_ = make_backend(backend_spec(opts_.common), world, nodes_);
   for (int peer = 0; peer < nranks_; ++peer)
     comm_with_.push_back(std::make_unique<Comm>(executor(), algo_comm_));
@@ -362,24 +343,7 @@ PingPong::~PingPong() {
 void PingPong::quiet_barrier(bool watched) {
   std::optional<WatchedSection> watch;
   if (watched) watch.emplace("barrier");
-  MPI_Request req;
-  MPI_Ibarrier(ctrl_, &req);
-  for (int done = 0;;) {
-    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-}
-
-// Fault injection for the watchdog test: COLLSCOPE_DEBUG_STALL=rank:seconds makes that
-// rank sleep before its first probe, so its peer waits for it.
-void PingPong::maybe_stall() {
-  const char* env = std::getenv("COLLSCOPE_DEBUG_STALL");
-  int who = -1;
-  double seconds = 0;
-  if (stalled_ || !env || std::sscanf(env, "%d:%lf", &who, &seconds) != 2 || who != rank_) return;
-  stalled_ = true;
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  program::quiet_barrier(ctrl_, std::chrono::microseconds(50));
 }
 
 // Fault injection for the check's test: COLLSCOPE_DEBUG_CORRUPT=rank flips one bit of
@@ -407,22 +371,33 @@ Steps round_trip_steps(Plan& p, bool initiator, int peer, const char* phase) {
   co_yield (initiator ? recv(pong) : send(Plan::recv(), pong)).step(phase, 1);
 }
 
-// One round trip as one watched call; returns half its time in microseconds. The
-// schedule is set up before the clock starts.
-double PingPong::round_trip(Comm& c, bool initiator, int peer, const char* phase) {
-  CollArgs args;
-  args.count = pattern_.size();
-  args.dtype = DataType::uint8;
-  Plan plan(rank_, nranks_, args, {});
-  Steps steps = round_trip_steps(plan, initiator, peer, phase);
-  begin_call(progress(), "pingpong", "pingpong");
+// One call of `steps` over the payload and the landing buffer, watched as `algorithm`;
+// returns its time in microseconds. The schedule is set up before the clock starts, and
+// the clock runs over executor().run only.
+double PingPong::timed_run(Comm& c, Plan& plan, Steps& steps, const char* algorithm) {
+  begin_call(progress(), "pingpong", algorithm);
   const std::uint32_t seq = c.next_seq();
   const auto t0 = std::chrono::steady_clock::now();
   executor().run(plan, steps, {payload(), landing()}, seq);
   executor().synchronize();  // a device call is done when its stream is
   const auto t1 = std::chrono::steady_clock::now();
   end_call(progress());
-  return std::chrono::duration<double, std::micro>(t1 - t0).count() / 2;
+  return std::chrono::duration<double, std::micro>(t1 - t0).count();
+}
+
+// The plan of one call that moves the payload: bytes as uint8 elements.
+Plan payload_plan(int rank, int nranks, std::size_t bytes) {
+  CollArgs args;
+  args.count = bytes;
+  args.dtype = DataType::uint8;
+  return Plan(rank, nranks, args, {});
+}
+
+// One round trip as one watched call; returns half its time in microseconds.
+double PingPong::round_trip(Comm& c, bool initiator, int peer, const char* phase) {
+  Plan plan = payload_plan(rank_, nranks_, pattern_.size());
+  Steps steps = round_trip_steps(plan, initiator, peer, phase);
+  return timed_run(c, plan, steps, "pingpong") / 2;
 }
 
 LocalResult PingPong::run_pair(Pair p, std::size_t bytes) {
@@ -436,7 +411,7 @@ LocalResult PingPong::run_pair(Pair p, std::size_t bytes) {
   upload();
 
   LocalResult out;
-  maybe_stall();
+  program::stall_if_asked(rank_);
   executor().traffic().reset();
   round_trip(c, initiator, peer, "probe");
   out.per_peer = executor().traffic().per_peer();
@@ -549,22 +524,12 @@ void PingPong::prepare_payload(std::size_t bytes, std::size_t landing_bytes, int
   upload();
 }
 
-// One shift-k call on this rank, timed like a round trip: set up, then the clock runs
-// over executor().run only. Returns its whole time in microseconds.
+// One shift-k call on this rank, timed like a round trip. Returns its whole time in
+// microseconds.
 double PingPong::ring_call(int to, int from, const char* phase) {
-  CollArgs args;
-  args.count = pattern_.size();
-  args.dtype = DataType::uint8;
-  Plan plan(rank_, nranks_, args, {});
+  Plan plan = payload_plan(rank_, nranks_, pattern_.size());
   Steps steps = ring_step_steps(plan, to, from, phase);
-  begin_call(progress(), "pingpong", "ring");
-  const std::uint32_t seq = ring_comm_->next_seq();
-  const auto t0 = std::chrono::steady_clock::now();
-  executor().run(plan, steps, {payload(), landing()}, seq);
-  executor().synchronize();  // a device call is done when its stream is
-  const auto t1 = std::chrono::steady_clock::now();
-  end_call(progress());
-  return std::chrono::duration<double, std::micro>(t1 - t0).count();
+  return timed_run(*ring_comm_, plan, steps, "ring");
 }
 
 // A probe, -w warmup and -n timed calls of `call(phase)` on every rank at once, each
@@ -576,7 +541,7 @@ StepResult PingPong::run_step(Call call, bool takes_part) {
   const Options& o = opts_.common;
   std::vector<double> times(static_cast<std::size_t>(o.iters), 0.0);
   quiet_barrier(true);
-  maybe_stall();
+  program::stall_if_asked(rank_);
   executor().traffic().reset();
   if (takes_part) call("probe");
   std::vector<RankVolume> per_peer = executor().traffic().per_peer();
@@ -631,19 +596,25 @@ StepResult PingPong::measure_shift(int k, std::size_t bytes) {
 
 // ---- the record of one size (rank 0) -------------------------------------------------
 
+// One message of `bytes` (a signal when bytes is 0), as its sender (`out`) and its
+// receiver (`in`) count it.
+void count_message(RankVolume& out, RankVolume& in, std::size_t bytes) {
+  if (bytes > 0) {
+    out.send(bytes);
+    in.recv(bytes);
+  } else {
+    out.signal_sent();
+    in.signal_received();
+  }
+}
+
 // The exact traffic of one probe: a and b each send and receive `bytes` in one message
 // (a 0-byte signal when bytes is 0); nobody else moves anything.
 std::vector<RankVolume> pair_theory(Pair p, std::size_t bytes, int nranks) {
   const std::size_t n = static_cast<std::size_t>(nranks);
   std::vector<RankVolume> t(n * n);
   RankVolume leg;
-  if (bytes > 0) {
-    leg.send(bytes);
-    leg.recv(bytes);
-  } else {
-    leg.signal_sent();
-    leg.signal_received();
-  }
+  count_message(leg, leg, bytes);  // each of a and b sends one and receives one
   t[static_cast<std::size_t>(p.a) * n + static_cast<std::size_t>(p.b)] = leg;
   t[static_cast<std::size_t>(p.b) * n + static_cast<std::size_t>(p.a)] = leg;
   return t;
@@ -700,13 +671,7 @@ std::vector<RankVolume> ring_theory(int k, std::size_t bytes, int nranks) {
     const std::size_t row = static_cast<std::size_t>(r) * n;
     RankVolume& out = t[row + static_cast<std::size_t>((r + k) % nranks)];
     RankVolume& in = t[row + static_cast<std::size_t>((r - k + nranks) % nranks)];
-    if (bytes > 0) {
-      out.send(bytes);
-      in.recv(bytes);
-    } else {
-      out.signal_sent();
-      in.signal_received();
-    }
+    count_message(out, in, bytes);
   }
   return t;
 }
@@ -789,7 +754,7 @@ PairSummary summarise(const SizeRecord& s) {
   double worst = -1;
   for (const PairResult& r : s.pairs) {
     lat.push_back(r.lat.median);
-    bw.push_back(gbps(s.bytes, r.lat.median));
+    bw.push_back(gbps(static_cast<double>(s.bytes), r.lat.median));
     if (r.lat.median > worst) {
       worst = r.lat.median;
       out.slowest = r.pair;
@@ -802,12 +767,6 @@ PairSummary summarise(const SizeRecord& s) {
 }
 
 // ---- output (rank 0) -----------------------------------------------------------------
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 std::string pair_name(Pair p) { return std::to_string(p.a) + "," + std::to_string(p.b); }
 
@@ -823,11 +782,11 @@ std::string wrong_text(const SizeRecord& s) { return s.checked ? std::to_string(
 
 void print_header(std::ostream& os, const PingpongOptions& p, int nranks) {
   const Options& o = p.common;
-  os << "# collscope pingpong  transport " << o.transport << "  nranks " << nranks << "  pairs "
+  os << "# collscope pingpong  transport " << transport_name(o.transport) << "  nranks " << nranks << "  pairs "
      << (p.all_pairs ? "all" : pair_name(p.pair)) << "  pattern " << pattern_name(p.pattern)
      << "  iters " << o.iters << "  warmup "
      << o.warmup << "  check " << (o.check ? 1 : 0) << "\n";
-  for (const std::string& e : transport_environment(o.transport)) os << "# " << e << "\n";
+  for (const std::string& e : transport_environment(transport_name(o.transport))) os << "# " << e << "\n";
   char line[256];
   if (!p.all_pairs) {
     os << "# lat: half the round trip, timed on the pair's first rank (median, min, max over "
@@ -854,7 +813,7 @@ void print_row(std::ostream& os, const SizeRecord& s, int iters) {
     std::snprintf(line, sizeof line, "  %12zu %7s %6d %10s %10s %10s %9s %7s %8s\n", s.bytes,
                   pair_name(r.pair).c_str(), iters, fmt("%.2f", r.lat.median).c_str(),
                   fmt("%.2f", r.lat.min).c_str(), fmt("%.2f", r.lat.max).c_str(),
-                  fmt("%.3f", gbps(s.bytes, r.lat.median)).c_str(), wrong_text(s).c_str(),
+                  fmt("%.3f", gbps(static_cast<double>(s.bytes), r.lat.median)).c_str(), wrong_text(s).c_str(),
                   volume_status(s).c_str());
   } else {
     const PairSummary m = summarise(s);
@@ -936,22 +895,22 @@ void add_times(nlohmann::json& j, const SizeRecord& s) {
   j["slowest_rank"] = m.slowest_rank;
   j["latency_us_matrix"] = pair_matrix(s, [](const PairResult& r) { return r.lat.median; });
   j["bw_gbps_matrix"] =
-      pair_matrix(s, [&s](const PairResult& r) { return gbps(s.bytes, r.lat.median); });
+      pair_matrix(s, [&s](const PairResult& r) { return gbps(static_cast<double>(s.bytes), r.lat.median); });
 }
 
 nlohmann::json to_json(const SizeRecord& s, const PingpongOptions& p, const std::vector<int>& nodes) {
   nlohmann::json j;
   j["collective"] = "pingpong";
   j["algorithm"] = s.pattern == Pattern::pairs ? "pingpong" : pattern_name(s.pattern);
-  j["transport"] = p.common.transport;
-  j["transport_env"] = transport_environment(p.common.transport);
+  j["transport"] = transport_name(p.common.transport);
+  j["transport_env"] = transport_environment(transport_name(p.common.transport));
   j["memory"] = memory_name(p.common.memory);
   j["nranks"] = s.nranks;
   j["bytes"] = s.bytes;
   j["iters"] = p.common.iters;
   j["warmup"] = p.common.warmup;
   add_times(j, s);
-  j["algbw_gbps"] = gbps(s.bytes, j["time_us"].get<double>());
+  j["algbw_gbps"] = gbps(static_cast<double>(s.bytes), j["time_us"].get<double>());
   j["busbw_gbps"] = j["algbw_gbps"];
   add_volumes(j, s);
   j["node_of_rank"] = nodes;
@@ -959,20 +918,6 @@ nlohmann::json to_json(const SizeRecord& s, const PingpongOptions& p, const std:
 }
 
 // ---- the run -------------------------------------------------------------------------
-
-// Opens the -J file on rank 0 (as FILE.tmp, renamed at the end) and tells every rank
-// whether that worked, so an unwritable path fails everywhere before any measurement.
-std::unique_ptr<std::ofstream> open_json(const PingPong& pp, const std::string& path) {
-  std::unique_ptr<std::ofstream> out;
-  int ok = 1;
-  if (!path.empty() && pp.rank() == 0) {
-    out = std::make_unique<std::ofstream>(path + ".tmp", std::ios::trunc);
-    ok = out->good() ? 1 : 0;
-  }
-  MPI_Bcast(&ok, 1, MPI_INT, 0, pp.ctrl());
-  if (!ok) throw RuntimeErrorOnAllRanks("cannot write the JSON file '" + path + "'");
-  return out;
-}
 
 SizeRecord measure_size(PingPong& pp, std::size_t bytes) {
   const PingpongOptions& p = pp.options();
@@ -1001,50 +946,39 @@ SizeRecord measure_size(PingPong& pp, std::size_t bytes) {
   return s;
 }
 
-struct Outputs {
-  std::unique_ptr<std::ofstream> json;     // -J, rank 0
-  results::ResultsFile* h5 = nullptr;      // -O, rank 0
-};
-
-void report(const SizeRecord& s, const PingPong& pp, const Outputs& out) {
+// One size's row on rank 0: stdout and -J (program/rows.hpp), and the HDF5 file.
+void report(const SizeRecord& s, const PingPong& pp, program::RowOutput& out,
+            results::ResultsFile* h5) {
   const PingpongOptions& p = pp.options();
   const nlohmann::json row = to_json(s, p, pp.nodes());
-  if (p.common.format == "table") print_row(std::cout, s, p.common.iters);
-  else std::cout << row.dump() << std::endl;
-  if (out.json) *out.json << row.dump() << std::endl;  // flushed: a crash keeps rows
-  if (out.h5) out.h5->append_pingpong(row);           // on disk when it returns
+  out.write(row.dump(), [&](std::ostream& os) { print_row(os, s, p.common.iters); });
+  if (h5) h5->append_pingpong(row);  // on disk when it returns
 }
 
-int finish(const PingpongOptions& p, std::unique_ptr<std::ofstream> json, bool failed, int rows) {
-  if (p.common.format == "table")
+int finish(program::RowOutput& out, bool failed, int rows) {
+  if (out.table())
     std::cout << "# rows: " << rows << "   check: " << (failed ? "FAILED" : "OK") << std::endl;
-  if (!json) return failed ? kExitVerifyFailed : kExitOk;
-  json->close();
-  const std::string& path = p.common.json_path;
-  if (std::rename((path + ".tmp").c_str(), path.c_str()) != 0) {
-    std::cerr << kProgram << ": error: cannot rename '" << path << ".tmp' to '" << path << "'"
-              << std::endl;
-    return kExitRuntime;
-  }
+  if (!out.finish(kProgram)) return kExitRuntime;
   return failed ? kExitVerifyFailed : kExitOk;
 }
 
 int run(PingPong& pp, results::ResultsFile* h5) {
   const PingpongOptions& p = pp.options();
-  Outputs out{open_json(pp, p.common.json_path), h5};
-  if (pp.rank() == 0 && p.common.format == "table") print_header(std::cout, p, pp.nranks());
+  program::RowOutput out(p.common.format == OutputFormat::table,
+                         program::JsonLines::open_on_root(p.common.json_path, pp.ctrl()));
+  if (pp.rank() == 0 && out.table()) print_header(std::cout, p, pp.nranks());
   bool failed = false;
   int rows = 0;
   for (std::size_t bytes : sweep_sizes(p.common)) {
     const SizeRecord s = measure_size(pp, bytes);
     pp.release_freed_buffers();  // the device buffers of this size's pairs
     if (pp.rank() != 0) continue;
-    report(s, pp, out);
+    report(s, pp, out, h5);
     failed = failed || s.wrong > 0 || !s.volume_error.empty();
     ++rows;
   }
   if (h5) h5->close();
-  int code = pp.rank() == 0 ? finish(p, std::move(out.json), failed, rows) : kExitOk;
+  int code = pp.rank() == 0 ? finish(out, failed, rows) : kExitOk;
   MPI_Bcast(&code, 1, MPI_INT, 0, pp.ctrl());  // every rank exits alike
   return code;
 }
@@ -1073,8 +1007,6 @@ int main_on_all_ranks(int argc, char** argv, int rank, int nranks) {
 }  // namespace collscope::bench
 
 int main(int argc, char** argv) {
-  return collscope::program::run_mpi_program(collscope::bench::kProgram, argc, argv,
-                                           [&](int rank, int nranks) {
-    return collscope::bench::main_on_all_ranks(argc, argv, rank, nranks);
-  });
+  return collscope::program::run_mpi_main(collscope::bench::kProgram, argc, argv,
+                                          collscope::bench::main_on_all_ranks);
 }

@@ -53,7 +53,7 @@ void print_table_header(std::ostream& os, const RunInfo& info) {
      << info.transport << "  memory " << memory_name(o.memory) << "  nranks " << info.nranks
      << "  " << (o.in_place ? "in-place" : "out-of-place") << "  iters " << o.iters
      << "  warmup " << o.warmup << "  check " << (o.check ? 1 : 0) << "\n";
-  if (info.transport == "ucx") {
+  if (o.transport == TransportKind::ucx) {
     os << "# UCX environment:";
     for (const std::string& e : info.transport_env) os << " " << e;
     os << (info.transport_env.empty() ? " (UCX defaults)\n" : "\n");

@@ -47,4 +47,10 @@ int run_mpi_program(std::string_view program, int argc, char** argv,
   return code;
 }
 
+int run_mpi_main(std::string_view program, int argc, char** argv,
+                 int (*body)(int argc, char** argv, int rank, int nranks)) {
+  return run_mpi_program(program, argc, argv,
+                         [&](int rank, int nranks) { return body(argc, argv, rank, nranks); });
+}
+
 }  // namespace collscope::program

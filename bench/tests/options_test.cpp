@@ -77,7 +77,7 @@ TEST(Options, ParsesTheNcclTestsFlags) {
   EXPECT_FALSE(o.check);
   EXPECT_EQ(o.dtypes, std::vector<DataType>{DataType::float16});
   EXPECT_EQ(o.ops, std::vector<ReduceOp>{ReduceOp::max});
-  EXPECT_EQ(o.format, "jsonl");
+  EXPECT_EQ(o.format, OutputFormat::jsonl);
   EXPECT_DOUBLE_EQ(o.timeout_s, 5.0);
 }
 

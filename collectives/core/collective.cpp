@@ -2,9 +2,6 @@
 
 #include <stdexcept>
 
-#include "collscope/vendor_mpi.hpp"
-#include "collscope/vendor_nccl.hpp"
-
 namespace collscope {
 namespace {
 
@@ -42,33 +39,27 @@ using B = BusFactor;
 // One row per collective, in the order of the Collective enum.
 const CollectiveInfo kCollectives[] = {
     // id name reduces rooted has_data in_place root_only send recv count_for reported
-    //   bus input expected vendor(MPI) vendor(NCCL)
+    //   bus input expected
     {C::allreduce, "allreduce", true, false, true, InPlace::same, false, full, full,
-     whole_bytes, count_bytes, B::two_passes, F::vector, E::reduced, vendor::kMpiAllreduce, vendor::kNcclAllreduce},
+     whole_bytes, count_bytes, B::two_passes, F::vector, E::reduced},
     {C::reduce_scatter, "reduce_scatter", true, false, true, InPlace::recv_in_send, false, full,
-     own_block, whole_bytes, count_bytes, B::one_pass, F::vector, E::reduced_own_block,
-     vendor::kMpiReduceScatter, vendor::kNcclReduceScatter},
+     own_block, whole_bytes, count_bytes, B::one_pass, F::vector, E::reduced_own_block},
     {C::allgather, "allgather", false, false, true, InPlace::send_in_recv, false, own_block,
-     full, whole_bytes, count_bytes, B::one_pass, F::own_block, E::every_block,
-     vendor::kMpiAllgather, vendor::kNcclAllgather},
+     full, whole_bytes, count_bytes, B::one_pass, F::own_block, E::every_block},
     {C::broadcast, "broadcast", false, true, true, InPlace::same, false, full_at_root, full,
-     whole_bytes, count_bytes, B::one, F::vector, E::root_vector, vendor::kMpiBroadcast, vendor::kNcclBroadcast},
+     whole_bytes, count_bytes, B::one, F::vector, E::root_vector},
     {C::reduce, "reduce", true, true, true, InPlace::same, false, full, full_at_root,
-     whole_bytes, count_bytes, B::one, F::vector, E::reduced, vendor::kMpiReduce, vendor::kNcclReduce},
+     whole_bytes, count_bytes, B::one, F::vector, E::reduced},
     {C::gather, "gather", false, true, true, InPlace::send_in_recv, true, own_block,
-     full_at_root, whole_bytes, count_bytes, B::one_pass, F::own_block, E::every_block,
-     vendor::kMpiGather, vendor::kNcclGather},
+     full_at_root, whole_bytes, count_bytes, B::one_pass, F::own_block, E::every_block},
     {C::scatter, "scatter", false, true, true, InPlace::recv_in_send, true, full_at_root,
-     own_block, whole_bytes, count_bytes, B::one_pass, F::vector, E::root_block,
-     vendor::kMpiScatter, vendor::kNcclScatter},
+     own_block, whole_bytes, count_bytes, B::one_pass, F::vector, E::root_block},
     {C::alltoall, "alltoall", false, false, true, InPlace::same, false, per_peer, per_peer,
-     per_peer_of_bytes, per_peer_bytes, B::one_pass, F::vector, E::alltoall_blocks,
-     vendor::kMpiAlltoall, vendor::kNcclAlltoall},
+     per_peer_of_bytes, per_peer_bytes, B::one_pass, F::vector, E::alltoall_blocks},
     {C::alltoallv, "alltoallv", false, false, true, InPlace::none, false, split_row, split_col,
-     whole_bytes, mean_row_bytes, B::one_pass, F::vector, E::alltoallv_parts,
-     vendor::kMpiAlltoallv, {}},
+     whole_bytes, mean_row_bytes, B::one_pass, F::vector, E::alltoallv_parts},
     {C::barrier, "barrier", false, false, false, InPlace::none, false, none, none, no_count,
-     zero_bytes, B::one, F::none, E::none, vendor::kMpiBarrier, {}},
+     zero_bytes, B::one, F::none, E::none},
 };
 
 const std::byte* byte_at(const void* base, std::size_t elements, std::size_t elem) {

@@ -7,11 +7,6 @@
 
 namespace collscope {
 
-CallKey CallKey::of(const void* schedule, const Plan& plan, int extra) {
-  const CollArgs& a = plan.args();
-  return {schedule, extra, a.count, a.segment_bytes, a.dtype, a.op, a.root, plan.aliasing(), a.splits};
-}
-
 // One call as it was issued: its operations in order, what they name, and what a replay
 // needs to bind buffers and run local ops.
 struct HostExecutor::Recording {

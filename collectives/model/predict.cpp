@@ -27,7 +27,7 @@
 #include <thread>
 #include <vector>
 
-#include "collscope/algorithm.hpp"
+#include "collscope/runtime/algorithm.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/model.hpp"
 #include "collscope/schedule_trace.hpp"

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "collscope/algorithm.hpp"
+#include "collscope/runtime/algorithm.hpp"
 #include "collscope/collective.hpp"
 #include "collscope/theory.hpp"
 #include "collscope/vendor_mpi.hpp"

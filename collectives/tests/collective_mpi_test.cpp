@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "collscope/algorithm.hpp"
+#include "collscope/runtime/algorithm.hpp"
 #include "collscope/collective.hpp"
 #include "collscope/host_executor.hpp"
 #include "collscope/transport_factory.hpp"

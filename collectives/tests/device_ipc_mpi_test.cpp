@@ -12,7 +12,7 @@
 #include <cstring>
 #include <vector>
 
-#include "collscope/algorithm.hpp"
+#include "collscope/runtime/algorithm.hpp"
 #include "collscope/comm.hpp"
 #include "collscope/device/device_executor.hpp"
 #include "collscope/device/runtime.hpp"

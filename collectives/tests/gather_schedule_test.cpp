@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collscope/algorithm.hpp"
+#include "collscope/runtime/algorithm.hpp"
 #include "collscope/theory.hpp"
 #include "collscope/patterns/binomial.hpp"
 

@@ -1,4 +1,4 @@
-// Which algorithm ran, from its traffic (collscope/identify.hpp), without MPI: every
+// Which algorithm ran, from its traffic (collscope/runtime/identify.hpp), without MPI: every
 // hand-written algorithm's own exact traffic names it (alone, or with the algorithms
 // that send exactly the same), and a deliberately wrong theory makes the match fail,
 // naming the nearest candidate and how far off it is.
@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "collscope/algorithm.hpp"
-#include "collscope/identify.hpp"
+#include "collscope/runtime/algorithm.hpp"
+#include "collscope/runtime/identify.hpp"
 
 namespace collscope {
 namespace {

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "collscope/algorithm.hpp"
+#include "collscope/runtime/algorithm.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/model.hpp"
 #include "../model/event_queue.hpp"

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "collscope/algorithm.hpp"
+#include "collscope/runtime/algorithm.hpp"
 #include "collscope/host_executor.hpp"
 #include "collscope/mpi_monitoring.hpp"
 #include "collscope/transport_factory.hpp"

@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-#include "collscope/algorithm.hpp"
+#include "collscope/runtime/algorithm.hpp"
 
 namespace collscope {
 namespace {

@@ -1,7 +1,7 @@
 // The exact theory against closed forms and conservation laws.
 #include <gtest/gtest.h>
 
-#include "collscope/algorithm.hpp"
+#include "collscope/runtime/algorithm.hpp"
 #include "collscope/theory.hpp"
 #include "collscope/collective.hpp"
 #include "collscope/patterns/tree.hpp"

@@ -51,13 +51,14 @@ void check_transport(const LayerOptions& o) {
                      (device ? std::string(", or nccl") : std::string()) + ")");
 }
 
-void check_common(const LayerOptions& o) {
+// `path`: --path as given ("": not given), parsed with the device flags' checks.
+void check_common(const std::string& path, LayerOptions& o) {
   if (o.iters < 1) throw UsageError("--iters must be at least 1, got " + std::to_string(o.iters));
   if (o.warmup < 0) throw UsageError("--warmup must be at least 0, got " + std::to_string(o.warmup));
   if (o.format != "table" && o.format != "jsonl")
     throw UsageError("--format must be table or jsonl, got '" + o.format + "'");
   check_transport(o);
-  bench::validate_device_options(o.device);
+  bench::apply_device_options(path, o.device);
   if (o.overlap && o.memory() != MemoryKind::device)
     throw UsageError("--overlap needs -m device (on host memory a collective runs on the "
                      "calling thread: nothing runs beside it)");
@@ -69,14 +70,15 @@ void check_common(const LayerOptions& o) {
 
 // The command line's device flags, as the benchmarks spell them.
 struct DeviceFlags {
-  std::string memory = "host", device_map, stage_chunk = "1M", wait = "spin", ipc_copy = "auto";
+  std::string memory = "host", path, device_map, stage_chunk = "1M", wait = "spin";
+  std::string ipc_copy = "auto";
 };
 
 void add_device_options(CLI::App& app, LayerOptions& o, DeviceFlags& f) {
   app.add_option("-m,--memory", f.memory,
                  "host (OpenBLAS, host memory) or device (cuBLAS and kernels on the GPU; the "
                  "emulated device with COLLSCOPE_DEVICE_EMULATION=1)");
-  app.add_option("--path", o.device.path,
+  app.add_option("--path", f.path,
                  "device memory over -t mpi|ucx: cuda_aware, staged or ipc (default: cuda_aware "
                  "where the library takes device pointers, else staged)");
   app.add_option("--device-map", f.device_map,
@@ -93,7 +95,8 @@ void read_device_options(const CLI::App& app, const DeviceFlags& f, LayerOptions
   const auto mem = parse_memory(f.memory);
   if (!mem) throw UsageError("--memory must be host or device, got '" + f.memory + "'");
   o.device.memory = *mem;
-  o.device.transport = o.transport;
+  // -t is checked against the layers' choices (check_transport) before anything reads it.
+  o.device.transport = bench::transport_kind(o.transport).value_or(bench::TransportKind::mpi);
   if (!f.device_map.empty()) o.device.device_map = bench::parse_device_map(f.device_map);
   o.device.stage_chunk = bench::parse_size(f.stage_chunk, "--stage-chunk");
   o.device.stage_chunk_given = app.count("--stage-chunk") > 0;
@@ -171,7 +174,7 @@ LayerOptions parse_layer_options(Layer& layer, const LayerDescription& descripti
     layer.use_device_defaults(app);
   }
   o.storage = parse_storage(dtype);
-  check_common(o);
+  check_common(device.path, o);
   o.shape = layer.read_options();
   return o;
 }
@@ -205,7 +208,7 @@ AlgorithmChoice resolve_algorithms(const LayerDescription& description, const La
 
 BackendSpec backend_spec(const LayerOptions& o) {
   bench::Options b = o.device;
-  b.transport = o.transport;
+  b.transport = bench::transport_kind(o.transport).value_or(bench::TransportKind::mpi);
   return bench::backend_spec(b);
 }
 

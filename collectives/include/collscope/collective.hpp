@@ -1,8 +1,8 @@
 // What each collective means, in one row per collective (the way nccl-tests keeps one
 // small table per test): the size of every rank's send and receive buffers for a call
 // of `count` elements, where in-place buffers sit, the size column the harness reports,
-// nccl-tests' bus-bandwidth factor, how input is filled and what result is expected, and
-// the vendor call. Algorithms, theory, verification and the harness all read this one
+// nccl-tests' bus-bandwidth factor, how input is filled and what result is expected
+// (each collective's vendor calls are the registry's: runtime/registry.cpp). Algorithms, theory, verification and the harness all read this one
 // table, so they cannot disagree about a buffer.
 //
 // `count` is the length of the full vector, split into N blocks by the uneven rule
@@ -113,8 +113,6 @@ struct CollectiveInfo {
   BusFactor bus_factor = BusFactor::one;
   InputFill input = InputFill::vector;
   Expected expected = Expected::none;
-  VendorCall mpi;   // collectives/vendor/mpi.cpp
-  VendorCall nccl;  // collectives/nccl/vendor.cpp; no run: NCCL has none
 };
 
 std::span<const CollectiveInfo> all_collectives();

@@ -22,7 +22,7 @@
 #include <optional>
 #include <string>
 
-#include "collscope/algorithm.hpp"
+#include "collscope/runtime/algorithm.hpp"
 
 namespace collscope {
 

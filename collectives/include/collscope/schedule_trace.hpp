@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "collscope/algorithm.hpp"
+#include "collscope/runtime/algorithm.hpp"
 #include "collscope/model.hpp"
 
 namespace collscope {

@@ -64,7 +64,7 @@ struct Measurement {
   // library's, which must agree with the counter; "" when there was none.
   std::string volume_witness;
   // Vendor rows with a measured volume: the hand-written algorithms whose exact theory
-  // equals the measured traffic (collscope/identify.hpp), "a|b" or "unmatched"; the
+  // equals the measured traffic (collscope/runtime/identify.hpp), "a|b" or "unmatched"; the
   // closest one and how far off it is (bytes and messages summed over the N x N cells;
   // 0 when it matches). "" and -1 where nothing was matched.
   std::string vendor_algorithm, vendor_algorithm_closest;

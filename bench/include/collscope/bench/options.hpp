@@ -9,8 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "collscope/backend.hpp"
+#include "collscope/runtime/backend.hpp"
 #include "collscope/types.hpp"
+#include "collscope/verify/splits.hpp"
 #include "collscope/wait_policy.hpp"
 
 namespace CLI {
@@ -25,7 +26,15 @@ enum class Timing { call, loop };
 // rank's (the default), their average (IMB's t_avg, OSU's average) or the fastest rank's.
 enum class RankCombine { max, avg, min };
 
+// The point-to-point transport (-t): MPI, UCX, or NCCL's send/receive (GPU memory).
+enum class TransportKind { mpi, ucx, nccl };
+// What stdout gets (--format): the nccl-tests-like table, or one JSON line per row.
+enum class OutputFormat { table, jsonl };
+
 std::string_view timing_name(Timing t);
+std::string_view transport_name(TransportKind t);
+// The transport a name means ("mpi", "ucx", "nccl"), or nullopt.
+std::optional<TransportKind> transport_kind(std::string_view text);
 std::string_view rank_combine_name(RankCombine r);
 // The ranks' times combined; `times` holds one value per rank and is not empty.
 double combine_ranks(std::span<const double> times, RankCombine how);
@@ -41,11 +50,11 @@ struct Options {
   std::vector<ReduceOp> ops{ReduceOp::sum};
   bool all_ops = false;  // -o all: skip (dtype, op) pairs that are invalid, not an error
   int root = 0;
-  std::string transport = "mpi";
+  TransportKind transport = TransportKind::mpi;
   MemoryKind memory = MemoryKind::host;
-  // Device memory: how buffers cross ranks ("" = cuda_aware where the library takes
+  // Device memory: how buffers cross ranks (nullopt: cuda_aware where the library takes
   // device pointers, else staged), the GPU of each local rank, the staged path's chunk.
-  std::string path;
+  std::optional<DevicePath> path;
   std::vector<int> device_map;
   std::size_t stage_chunk = std::size_t{1} << 20;
   bool stage_chunk_given = false;  // on the command line (it applies to the staged path only)
@@ -67,7 +76,7 @@ struct Options {
   RankCombine ranks = RankCombine::max;
   int graph_calls = 0;
   bool blocking = false;
-  std::string format = "table";
+  OutputFormat format = OutputFormat::table;
   std::string json_path;
   std::string output_path;  // -O: HDF5 results file to append to
   std::string model_path;   // --model: cost model file (collectives/model/MODEL.md)
@@ -77,8 +86,8 @@ struct Options {
   bool segment_given = false;  // --segment on the command line (vendor rows: see identify.hpp)
   std::size_t scratch_limit = std::size_t{8} << 30;
   std::uint64_t seed = 1;
-  std::string split = "uniform";  // all-to-all-v split pattern (verify/splits.hpp)
-  std::string split_file;         // all-to-all-v split matrix from a file (overrides -b/-e)
+  verify::SplitPattern split = verify::SplitPattern::uniform;  // all-to-all-v split pattern
+  std::string split_file;  // all-to-all-v split matrix from a file (overrides -b/-e)
   // --vendor-volume: the MPI library counts each probe call's traffic (Open MPI's pml
   // monitoring through MPI_T, collscope/mpi_monitoring.hpp): a vendor row's volume, and
   // a second witness of a hand-written row's counted volume. Off by default: loading the
@@ -101,9 +110,32 @@ std::size_t parse_size(std::string_view text, std::string_view flag);
 // The message sizes of a sweep: min, min*f, ... up to max (max itself always included).
 std::vector<std::size_t> sweep_sizes(const Options& o);
 
+// -b -e -f -n -w -c, which pingpong shares: their text, the help's words for them, and
+// the flags added to `app` then parsed into `o` (with --check first, then the sizes).
+// Throws UsageError.
+struct SweepText {
+  std::string min_bytes = "64", max_bytes = "16M";
+  int check = 1;
+};
+struct SweepHelp {
+  const char* size_examples;  // "64, 1K, 16M, 1G"
+  const char* iterations;     // "iterations per size"
+  const char* check;          // what -c 1 compares
+};
+void add_sweep_options(CLI::App& app, const SweepHelp& help, SweepText& text, Options& o);
+void apply_sweep_options(const SweepText& text, Options& o);
+
+// The words of --format, -t and --path as the command line gave them ("": --path not
+// given), which pingpong shares.
+struct ChoiceText {
+  std::string format = "table", transport = "mpi", path;
+};
+
 // The checks every binary's command line shares (sizes, iterations, format, transport,
-// timeout): pingpong uses them too. Throws UsageError.
-void validate_common_options(const Options& o);
+// timeout, then the device flags'), parsing `text` into `o` on the way: each word where
+// its check has always been, so that of two bad flags the same one is named. pingpong
+// uses them too. Throws UsageError.
+void apply_common_options(const ChoiceText& text, Options& o);
 
 // --wait, --ipc-copy and --no-fuse, which pingpong shares: added to `app`, then parsed
 // into `o` (with whether each was given). Throws UsageError.
@@ -117,8 +149,9 @@ std::vector<int> parse_device_map(std::string_view text);
 BackendSpec backend_spec(const Options& o);
 
 // The checks of the device and timing flags (--path, --device-map, --stage-chunk,
-// --timing, --graph, --blocking) against -m and -t. Throws UsageError.
-void validate_device_options(const Options& o);
+// --timing, --graph, --blocking) against -m and -t, parsing --path (`path`; "": not
+// given) into o.path once it is known to apply. Throws UsageError.
+void apply_device_options(const std::string& path, Options& o);
 
 // Throws UsageError with a one-line message for any bad input. `library_default` is the
 // vendor library of a `_nccl` or `_mpi` binary ("nccl": -t nccl and -m device are its

@@ -29,4 +29,8 @@ int run_mpi_program(std::string_view program, int argc, char** argv,
                     const std::function<int(int rank, int nranks)>& body,
                     MpiThreads threads = MpiThreads::funneled);
 
+// A whole main(): run_mpi_program with body(argc, argv, rank, nranks), MPI_THREAD_FUNNELED.
+int run_mpi_main(std::string_view program, int argc, char** argv,
+                 int (*body)(int argc, char** argv, int rank, int nranks));
+
 }  // namespace collscope::program

@@ -40,7 +40,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collscope/algorithm.hpp"
+#include "collscope/runtime/algorithm.hpp"
 #include "collscope/layers/compute/array.hpp"
 #include "collscope/layers/compute/engine.hpp"
 #include "collscope/layers/framework/group_comm.hpp"

@@ -1,6 +1,6 @@
 // A rank group (groups.hpp) as a communicator the hand-written collectives can run on:
 // MPI_Comm_split of the world by group, and over it the backend the command line chose
-// (collscope/backend.hpp: -m host: a transport -t mpi|ucx and the host executor; -m
+// (collscope/runtime/backend.hpp: -m host: a transport -t mpi|ucx and the host executor; -m
 // device: the device executor on --path cuda_aware|staged|ipc over -t mpi|ucx, or the
 // NCCL executor, -t nccl), whose executor counts what it sends, and a Comm over it. Ranks
 // inside the group are numbered by their position in it, so a collective on a TP group is
@@ -16,7 +16,7 @@
 #include <memory>
 #include <optional>
 
-#include "collscope/backend.hpp"
+#include "collscope/runtime/backend.hpp"
 #include "collscope/comm.hpp"
 #include "collscope/layers/framework/groups.hpp"
 

@@ -18,8 +18,8 @@
 #include <map>
 #include <string>
 
-#include "collscope/algorithm.hpp"
-#include "collscope/backend.hpp"
+#include "collscope/runtime/algorithm.hpp"
+#include "collscope/runtime/backend.hpp"
 #include "collscope/bench/options.hpp"
 #include "collscope/layers/framework/layer.hpp"
 
@@ -61,7 +61,7 @@ const Algorithm& default_algorithm(Collective collective);
 LayerOptions parse_layer_options(Layer& layer, const LayerDescription& description, int argc,
                                  const char* const* argv);
 
-// The backend of every group's communicator (collscope/backend.hpp).
+// The backend of every group's communicator (collscope/runtime/backend.hpp).
 BackendSpec backend_spec(const LayerOptions& o);
 
 // The layout the flags ask for at `world` ranks (not yet checked: config_violation).

@@ -1,17 +1,39 @@
 #include <string>
 #include <vector>
 
-#include "collscope/algorithm.hpp"
+#include "collscope/runtime/algorithm.hpp"
 #include "collscope/consumed_receives.hpp"
 #include "collscope/progress.hpp"
 #include "collscope/schedules.hpp"
+#include "collscope/vendor_mpi.hpp"
+#include "collscope/vendor_nccl.hpp"
 
 namespace collscope {
 namespace {
 
+// Each collective's vendor calls, in the order of the Collective enum: MPI's and NCCL's
+// (NCCL has no all-to-all-v or barrier: no run).
+struct VendorCalls {
+  VendorCall mpi, nccl;
+};
+const VendorCalls kVendorCalls[] = {
+    {vendor::kMpiAllreduce, vendor::kNcclAllreduce},
+    {vendor::kMpiReduceScatter, vendor::kNcclReduceScatter},
+    {vendor::kMpiAllgather, vendor::kNcclAllgather},
+    {vendor::kMpiBroadcast, vendor::kNcclBroadcast},
+    {vendor::kMpiReduce, vendor::kNcclReduce},
+    {vendor::kMpiGather, vendor::kNcclGather},
+    {vendor::kMpiScatter, vendor::kNcclScatter},
+    {vendor::kMpiAlltoall, vendor::kNcclAlltoall},
+    {vendor::kMpiAlltoallv, {}},
+    {vendor::kMpiBarrier, {}},
+};
+static_assert(std::size(kVendorCalls) == static_cast<std::size_t>(Collective::barrier) + 1);
+
 const VendorCall* vendor_call(Collective c, std::string_view library) {
-  if (library == "mpi") return &collective_info(c).mpi;
-  if (library == "nccl") return &collective_info(c).nccl;
+  const VendorCalls& calls = kVendorCalls[static_cast<std::size_t>(c)];
+  if (library == "mpi") return &calls.mpi;
+  if (library == "nccl") return &calls.nccl;
   return nullptr;
 }
 

@@ -1,9 +1,9 @@
-// Which algorithm a library ran, from its traffic (collscope/identify.hpp).
-#include "collscope/identify.hpp"
+// Which algorithm a library ran, from its traffic (collscope/runtime/identify.hpp).
+#include "collscope/runtime/identify.hpp"
 
 #include <tuple>
 
-#include "collscope/algorithm.hpp"
+#include "collscope/runtime/algorithm.hpp"
 
 namespace collscope {
 namespace {

@@ -1,5 +1,5 @@
 #include "collscope/agree.hpp"
-#include "collscope/backend.hpp"
+#include "collscope/runtime/backend.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/host_executor.hpp"
 #include "collscope/nccl/nccl_executor.hpp"
