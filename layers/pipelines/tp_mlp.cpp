@@ -32,8 +32,6 @@
 #include "collscope/layers/blocks/tp_block.hpp"
 #include "collscope/layers/blocks/tp_local.hpp"
 #include "collscope/layers/compute/ops.hpp"
-#include "collscope/layers/framework/gather.hpp"
-#include "collscope/layers/math/data.hpp"
 #include "collscope/layers/math/math.hpp"
 #include "collscope/layers/pipelines/catalogue.hpp"
 #include "collscope/layers/pipelines/shape_flags.hpp"
