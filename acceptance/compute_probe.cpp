@@ -22,6 +22,7 @@
 #include <mpi.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -35,6 +36,7 @@
 #include "collscope/program/quiet_barrier.hpp"
 #include "collscope/program/stats.hpp"
 #include "collscope/reducer.hpp"
+#include "probe_turns.hpp"
 
 namespace collscope::bench {
 namespace {
@@ -82,9 +84,6 @@ int slowdown_of(int rank) {
   return who == rank ? factor : 1;
 }
 
-// The waiting ranks take no CPU from the one being timed (program/quiet_barrier.hpp).
-void quiet_barrier(MPI_Comm comm) { program::quiet_barrier(comm, std::chrono::microseconds(100)); }
-
 struct RankResult {
   std::vector<double> times_us;
   std::uint64_t wrong = 0;
@@ -114,15 +113,8 @@ RankResult run_kernels(const ProbeOptions& o, int repeat) {
   return r;
 }
 
-std::string host_name() {
-  char name[MPI_MAX_PROCESSOR_NAME];
-  int len = 0;
-  MPI_Get_processor_name(name, &len);
-  return std::string(name, static_cast<std::size_t>(len));
-}
-
 std::vector<std::string> gather_hosts(MPI_Comm comm, int rank, int nranks) {
-  std::string mine = host_name();
+  std::string mine = acceptance::host_name();
   mine.resize(MPI_MAX_PROCESSOR_NAME, '\0');
   std::vector<char> all(rank == 0 ? mine.size() * static_cast<std::size_t>(nranks) : 0);
   MPI_Gather(mine.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME,
@@ -166,28 +158,23 @@ int main_on_all_ranks(int argc, char** argv, int rank, int nranks) {
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
   const std::vector<std::string> hosts = gather_hosts(comm, rank, nranks);
   RankResult mine;
-  for (int turn = 0; turn < nranks; ++turn) {  // one rank at a time
-    quiet_barrier(comm);
-    if (turn == rank) mine = run_kernels(o, repeat);
-  }
+  acceptance::take_turns(comm, rank, acceptance::every_rank(nranks),
+                         [&] { mine = run_kernels(o, repeat); });
   std::vector<double> times(rank == 0 ? static_cast<std::size_t>(o.iters * nranks) : 0);
   MPI_Gather(mine.times_us.data(), o.iters, MPI_DOUBLE, times.data(), o.iters, MPI_DOUBLE, 0, comm);
   std::vector<std::uint64_t> wrong(rank == 0 ? static_cast<std::size_t>(nranks) : 0);
   MPI_Gather(&mine.wrong, 1, MPI_UINT64_T, wrong.data(), 1, MPI_UINT64_T, 0, comm);
   MPI_Comm_free(&comm);
-  int code = kExitOk;
-  if (rank == 0) {
-    std::cout << record(o, hosts, times, wrong).dump() << std::endl;
-    for (std::uint64_t w : wrong) code = w > 0 ? kExitVerifyFailed : code;
-  }
-  MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  return code;
+  if (rank != 0) return kExitOk;  // rank 0's code is every rank's (probe_main)
+  const bool any_wrong =
+      std::any_of(wrong.begin(), wrong.end(), [](std::uint64_t w) { return w > 0; });
+  return acceptance::print_record(record(o, hosts, times, wrong), any_wrong);
 }
 
 }  // namespace
 }  // namespace collscope::bench
 
 int main(int argc, char** argv) {
-  return collscope::program::run_mpi_main(collscope::bench::kProgram, argc, argv,
-                                          collscope::bench::main_on_all_ranks);
+  return collscope::acceptance::probe_main(collscope::bench::kProgram, argc, argv,
+                                           collscope::bench::main_on_all_ranks);
 }

@@ -57,6 +57,7 @@
 #include "collscope/program/mpi_program.hpp"
 #include "collscope/program/quiet_barrier.hpp"
 #include "pcie_link.hpp"
+#include "probe_turns.hpp"
 
 namespace collscope::acceptance {
 namespace {
@@ -140,16 +141,6 @@ std::vector<json> gather_json(MPI_Comm comm, const json& mine, int rank, int nra
     out.push_back(json::parse(all.begin() + offsets[r], all.begin() + offsets[r] + lengths[r]));
   return out;
 }
-
-std::string host_name() {
-  char name[MPI_MAX_PROCESSOR_NAME];
-  int len = 0;
-  MPI_Get_processor_name(name, &len);
-  return std::string(name, static_cast<std::size_t>(len));
-}
-
-// The waiting ranks take nothing from the one being timed (program/quiet_barrier.hpp).
-void quiet_barrier(MPI_Comm comm) { program::quiet_barrier(comm, std::chrono::microseconds(100)); }
 
 // ---- the measurements ---------------------------------------------------------------------
 
@@ -262,21 +253,17 @@ const char* const kFigures[] = {"d2d", "reduce", "h2d", "d2h", "bidir"};
 // So each rank is measured alone, and ranks measured side by side meet the same load of
 // their machine (a shared machine's load changes over seconds, not between two calls).
 // Collective over comm; `calls` is null on ranks that do not measure.
-json take_turns(MPI_Comm comm, int rank, const ProbeOptions& o, Calls* calls, const std::string& uuid) {
+json measure_in_turns(MPI_Comm comm, int rank, const ProbeOptions& o, Calls* calls,
+                      const std::string& uuid) {
   json out;
-  for (int turn : o.ranks) {
-    quiet_barrier(comm);
-    if (turn == rank) out["pcie"] = calls->link(uuid);
-  }
+  take_turns(comm, rank, o.ranks, [&] { out["pcie"] = calls->link(uuid); });
   for (const char* figure : kFigures) {
     std::vector<double> gbps;
     for (int i = 0; i < o.warmup + o.iters; ++i) {
-      for (int turn : o.ranks) {
-        quiet_barrier(comm);
-        if (turn != rank) continue;
+      take_turns(comm, rank, o.ranks, [&] {
         const double s = calls->timed_call(figure);
         if (i >= o.warmup) gbps.push_back(s > 0 ? static_cast<double>(calls->bytes(figure)) / s / 1e9 : 0.0);
-      }
+      });
     }
     if (calls) out[figure] = gbps;
   }
@@ -329,27 +316,24 @@ int main_on_all_ranks(int argc, char** argv, int rank, int nranks) {
   if (!o.identify) {
     const bool measures = std::find(o.ranks.begin(), o.ranks.end(), rank) != o.ranks.end();
     std::unique_ptr<Calls> calls = measures ? std::make_unique<Calls>(*rt, o) : nullptr;
-    mine = take_turns(comm, rank, o, calls.get(), ident["gpu"]["uuid"].get<std::string>());
+    mine = measure_in_turns(comm, rank, o, calls.get(), ident["gpu"]["uuid"].get<std::string>());
   }
   const std::vector<json> idents = gather_json(comm, ident, rank, nranks);
   const std::vector<json> results = gather_json(comm, mine, rank, nranks);
   MPI_Comm_free(&comm);
-  int code = kExitOk;
-  if (rank == 0) {
-    json record = header(o, nranks, idents);
-    record["ranks"] = results;
-    for (const json& r : results)
-      if (r.is_object() && r.value("wrong", 0) > 0) code = kExitVerifyFailed;
-    std::cout << record.dump() << std::endl;
-  }
-  MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  return code;
+  if (rank != 0) return kExitOk;  // rank 0's code is every rank's (probe_main)
+  json record = header(o, nranks, idents);
+  record["ranks"] = results;
+  const bool any_wrong = std::any_of(results.begin(), results.end(), [](const json& r) {
+    return r.is_object() && r.value("wrong", 0) > 0;
+  });
+  return print_record(record, any_wrong);
 }
 
 }  // namespace
 }  // namespace collscope::acceptance
 
 int main(int argc, char** argv) {
-  return collscope::program::run_mpi_main(collscope::acceptance::kProgram, argc, argv,
-                                          collscope::acceptance::main_on_all_ranks);
+  return collscope::acceptance::probe_main(collscope::acceptance::kProgram, argc, argv,
+                                           collscope::acceptance::main_on_all_ranks);
 }

@@ -8,18 +8,18 @@
 // Every rank sends and receives (N-1) whole vectors: one round of latency, N/2 times
 // the bytes of the ring. Limits: needs (N-1) x the vector of scratch per rank (and one
 // more vector in place, where the reduction would overwrite the input before its turn).
+#include "collscope/lone_rank.hpp"
 #include "collscope/schedules.hpp"
 
 namespace collscope::schedules {
 
-Steps allreduce_direct(Plan& p) {
+namespace {
+
+// N >= 2 (a lone rank copies: lone_rank.hpp).
+Steps two_or_more(Plan& p) {
   const int n = p.size(), r = p.rank();
   const std::size_t bytes = p.count() * p.elem();
   StepBuilder s(p);
-  if (n == 1) {
-    co_yield s.copy(Plan::recv(), Plan::send(), bytes).step("copy", 0);
-    co_return;
-  }
   const BufRef inbox = p.scratch(static_cast<std::size_t>(n - 1) * bytes);
   const BufRef input = p.in_place() ? p.scratch(bytes) : Plan::send();
   const std::uint32_t tag = p.tag();
@@ -34,5 +34,9 @@ Steps allreduce_direct(Plan& p) {
   for (int q = 2; q < n; ++q) s.reduce(Plan::recv(), Plan::recv(), vec(q), bytes);
   co_yield s.step("exchange", 1);
 }
+
+}  // namespace
+
+Steps allreduce_direct(Plan& p) { return detail::alone_or(p, two_or_more); }
 
 }  // namespace collscope::schedules

@@ -15,6 +15,7 @@
 // back the ranges the halving kept; 2 (p-1)/p of the vector when blocks are even.
 // Limits: none (any N via the fold, any count; empty ranges are skipped). Scratch: the
 // incoming range (half the vector), and the folded partner's vector on absorbers.
+#include "collscope/lone_rank.hpp"
 #include "collscope/patterns/halving_doubling.hpp"
 #include "collscope/schedules.hpp"
 
@@ -22,14 +23,13 @@ namespace collscope::schedules {
 
 using patterns::Block;
 
-Steps allreduce_halving_doubling(Plan& p) {
+namespace {
+
+// N >= 2 (a lone rank copies: lone_rank.hpp).
+Steps two_or_more(Plan& p) {
   const int n = p.size(), r = p.rank();
   const std::size_t bytes = p.count() * p.elem();
   StepBuilder s(p);
-  if (n == 1) {
-    co_yield s.copy(Plan::recv(), Plan::send(), bytes).step("copy", 0);
-    co_return;
-  }
   const patterns::HdLayout l = patterns::hd_layout(n, r);
   const int steps = static_cast<int>(patterns::hd_reduce_scatter_steps(n, 0).size());
   const std::uint32_t fold_tag = p.tag(), halving_tag = p.tag(), doubling_tag = p.tag(),
@@ -66,5 +66,9 @@ Steps allreduce_halving_doubling(Plan& p) {
   if (l.role == patterns::FoldRole::absorber)
     co_yield s.send(l.fold_peer, Plan::recv(), bytes, unfold_tag).step("unfold", 2 * steps + 1);
 }
+
+}  // namespace
+
+Steps allreduce_halving_doubling(Plan& p) { return detail::alone_or(p, two_or_more); }
 
 }  // namespace collscope::schedules

@@ -22,6 +22,7 @@
 // parts send nothing). Limits: commutative ops. Scratch: half the vector, rounded up.
 #include <vector>
 
+#include "collscope/lone_rank.hpp"
 #include "collscope/patterns/bits.hpp"
 #include "collscope/patterns/halving_doubling.hpp"
 #include "collscope/schedules.hpp"
@@ -54,14 +55,13 @@ std::vector<Halving> halvings(std::size_t count, int pof2, int rem, int v) {
 
 }  // namespace
 
-Steps allreduce_rabenseifner(Plan& p) {
+namespace {
+
+// N >= 2 (a lone rank copies: lone_rank.hpp).
+Steps two_or_more(Plan& p) {
   const int n = p.size(), r = p.rank();
   const std::size_t bytes = p.count() * p.elem();
   StepBuilder s(p);
-  if (n == 1) {
-    co_yield s.copy(Plan::recv(), Plan::send(), bytes).step("copy", 0);
-    co_return;
-  }
   const int pof2 = patterns::largest_pof2_at_most(n), rem = n - pof2, rounds = patterns::ceil_log2(pof2);
   const Block left{0, p.count() / 2}, right{p.count() / 2, p.count() - p.count() / 2};
   const BufRef incoming = p.scratch(p.bytes(right));
@@ -104,5 +104,9 @@ Steps allreduce_rabenseifner(Plan& p) {
   }
   if (folded) co_yield s.send(r + 1, Plan::recv(), bytes, unfold_tag).step("unfold", 2 * rounds + 2);
 }
+
+}  // namespace
+
+Steps allreduce_rabenseifner(Plan& p) { return detail::alone_or(p, two_or_more); }
 
 }  // namespace collscope::schedules

@@ -22,6 +22,7 @@
 // writes what it sends; the last exchange lands in the receive buffer where the start
 // allows, else a final copy moves it there (in place with log2 p odd).
 // Limits: none (any N, any count). Scratch: one vector.
+#include "collscope/lone_rank.hpp"
 #include "collscope/patterns/bits.hpp"
 #include "collscope/patterns/halving_doubling.hpp"
 #include "collscope/schedules.hpp"
@@ -33,14 +34,13 @@ bool same(BufRef a, BufRef b) { return a.region == b.region && a.slot == b.slot;
 
 }  // namespace
 
-Steps allreduce_recursive_doubling(Plan& p) {
+namespace {
+
+// N >= 2 (a lone rank copies: lone_rank.hpp).
+Steps two_or_more(Plan& p) {
   const int n = p.size(), r = p.rank();
   const std::size_t bytes = p.count() * p.elem();
   StepBuilder s(p);
-  if (n == 1) {
-    co_yield s.copy(Plan::recv(), Plan::send(), bytes).step("copy", 0);
-    co_return;
-  }
   const patterns::HdLayout l = patterns::hd_layout(n, r);
   const int rounds = patterns::ceil_log2(l.pof2);
   const std::uint32_t fold_tag = p.tag(), exchange_tag = p.tag(), unfold_tag = p.tag();
@@ -73,5 +73,9 @@ Steps allreduce_recursive_doubling(Plan& p) {
   if (l.role == patterns::FoldRole::absorber)
     co_yield s.send(l.fold_peer, Plan::recv(), bytes, unfold_tag).step("unfold", rounds + 2);
 }
+
+}  // namespace
+
+Steps allreduce_recursive_doubling(Plan& p) { return detail::alone_or(p, two_or_more); }
 
 }  // namespace collscope::schedules

@@ -11,6 +11,7 @@
 // Every rank sends 2(N-1) blocks: 2(N-1)/N of the vector when blocks are even.
 // Limits: none (any N, any count; blocks follow the uneven rule, empty ones are skipped).
 // Scratch: one block (the incoming partial sum).
+#include "collscope/lone_rank.hpp"
 #include "collscope/patterns/ring.hpp"
 #include "collscope/schedules.hpp"
 
@@ -19,13 +20,12 @@ namespace collscope::schedules {
 using patterns::Block;
 using patterns::block_of;
 
-Steps allreduce_ring(Plan& p) {
+namespace {
+
+// N >= 2 (a lone rank copies: lone_rank.hpp).
+Steps two_or_more(Plan& p) {
   const int n = p.size(), r = p.rank();
   StepBuilder s(p);
-  if (n == 1) {
-    co_yield s.copy(Plan::recv(), Plan::send(), p.count() * p.elem()).step("copy", 0);
-    co_return;
-  }
   const int next = patterns::ring_next(r, n), prev = patterns::ring_prev(r, n);
   const BufRef incoming = p.scratch(p.bytes(block_of(p.count(), n, 0)));
   const std::uint32_t rs_tag = p.tag(), ag_tag = p.tag();
@@ -45,5 +45,9 @@ Steps allreduce_ring(Plan& p) {
     co_yield s.step("allgather", n - 1 + k);
   }
 }
+
+}  // namespace
+
+Steps allreduce_ring(Plan& p) { return detail::alone_or(p, two_or_more); }
 
 }  // namespace collscope::schedules

@@ -16,6 +16,7 @@
 //
 // Per rank: the ring's bytes, 2(N-1)/N of the vector with even blocks, in P(N-1) + N-1
 // messages (N-1 more per phase). Limits: none (any N and count). Scratch: one part.
+#include "collscope/lone_rank.hpp"
 #include "collscope/patterns/ring.hpp"
 #include "collscope/schedules.hpp"
 
@@ -51,13 +52,12 @@ Block part(std::size_t count, int n, int b, std::size_t phase, std::size_t num_p
 
 }  // namespace
 
-Steps allreduce_segmented_ring(Plan& p) {
+namespace {
+
+// N >= 2 (a lone rank copies: lone_rank.hpp).
+Steps two_or_more(Plan& p) {
   const int n = p.size(), r = p.rank();
   StepBuilder s(p);
-  if (n == 1) {
-    co_yield s.copy(Plan::recv(), Plan::send(), p.count() * p.elem()).step("copy", 0);
-    co_return;
-  }
   const std::size_t num_phases =
       phases(p.count(), n, segment_elems(p.args().segment_bytes, p.elem(), p.count()));
   const int next = patterns::ring_next(r, n), prev = patterns::ring_prev(r, n);
@@ -80,5 +80,9 @@ Steps allreduce_segmented_ring(Plan& p) {
     co_yield s.step("allgather", index);
   }
 }
+
+}  // namespace
+
+Steps allreduce_segmented_ring(Plan& p) { return detail::alone_or(p, two_or_more); }
 
 }  // namespace collscope::schedules

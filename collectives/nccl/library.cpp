@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "collscope/dl_symbol.hpp"
 #include "collscope/errors.hpp"
 
 namespace collscope::nccl {
@@ -11,16 +12,8 @@ namespace {
 
 constexpr int kOldestVersion = 21210;  // 2.12.10
 
-struct Opened {
-  Library lib;
-  std::string reason;  // why not
-};
-
-template <class F>
-bool bind(void* handle, F& fn, const char* name) {
-  fn = reinterpret_cast<F>(dlsym(handle, name));
-  return fn != nullptr;
-}
+using Opened = dl::Opened<Library>;
+using dl::bind;
 
 Opened open_library() {
   Opened o;

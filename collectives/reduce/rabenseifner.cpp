@@ -32,6 +32,7 @@
 // orders; floats may round differently from a rank-ordered sum), as reduce_binomial.
 // Scratch: the incoming half (at most half the vector, rounded up) and, off the root,
 // the partial sums (the vector).
+#include "collscope/lone_rank.hpp"
 #include "collscope/patterns/binomial.hpp"
 #include "collscope/patterns/halving_doubling.hpp"
 #include "collscope/schedules.hpp"
@@ -40,14 +41,13 @@ namespace collscope::schedules {
 
 using patterns::Block;
 
-Steps reduce_rabenseifner(Plan& p) {
+namespace {
+
+// N >= 2 (a lone rank copies: lone_rank.hpp).
+Steps two_or_more(Plan& p) {
   const int n = p.size(), root = p.args().root;
   const std::size_t bytes = p.count() * p.elem();
   StepBuilder s(p);
-  if (n == 1) {
-    co_yield s.copy(Plan::recv(), Plan::send(), bytes).step("copy", 0);
-    co_return;
-  }
   // The fold and the halving on ranks renumbered so that the root is rel N - 1.
   const int shift = root + 1;
   auto real = [&](int rel) { return patterns::to_real(rel, shift, n); };
@@ -95,5 +95,9 @@ Steps reduce_rabenseifner(Plan& p) {
     d *= 2;
   }
 }
+
+}  // namespace
+
+Steps reduce_rabenseifner(Plan& p) { return detail::alone_or(p, two_or_more); }
 
 }  // namespace collscope::schedules

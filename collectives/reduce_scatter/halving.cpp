@@ -18,6 +18,7 @@
 // folded pairs add the whole vector one way and a block the other.
 // Limits: none (any N, any count; empty ranges are skipped); scratch of twice the
 // vector on the ranks that take part in the halving.
+#include "collscope/lone_rank.hpp"
 #include "collscope/patterns/recursive_doubling.hpp"
 #include "collscope/schedules.hpp"
 
@@ -25,14 +26,13 @@ namespace collscope::schedules {
 
 using patterns::Block;
 
-Steps reduce_scatter_halving(Plan& p) {
+namespace {
+
+// N >= 2 (a lone rank copies: lone_rank.hpp).
+Steps two_or_more(Plan& p) {
   const int n = p.size(), r = p.rank();
   const std::size_t bytes = p.count() * p.elem();
   StepBuilder s(p);
-  if (n == 1) {
-    co_yield s.copy(Plan::recv(), Plan::send(), bytes).step("copy", 0);
-    co_return;
-  }
   const patterns::HdLayout l = patterns::hd_layout(n, r);
   const int steps = static_cast<int>(patterns::hd_reduce_scatter_steps(n, 0).size());
   const std::uint32_t fold_tag = p.tag(), halving_tag = p.tag(), unfold_tag = p.tag();
@@ -67,5 +67,9 @@ Steps reduce_scatter_halving(Plan& p) {
   s.copy(Plan::recv(), sum.plus(own.offset * p.elem()), p.bytes(own));
   co_yield s.step("unfold", steps + 1);
 }
+
+}  // namespace
+
+Steps reduce_scatter_halving(Plan& p) { return detail::alone_or(p, two_or_more); }
 
 }  // namespace collscope::schedules

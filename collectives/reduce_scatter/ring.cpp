@@ -12,6 +12,7 @@
 // Limits: none (any N, any count; empty blocks are skipped). Partial sums live in two
 // scratch blocks (one received into while the other is sent); in place, the send
 // buffer is never written but for block r, the result.
+#include "collscope/lone_rank.hpp"
 #include "collscope/patterns/ring.hpp"
 #include "collscope/patterns/ring_own_block.hpp"
 #include "collscope/schedules.hpp"
@@ -21,13 +22,12 @@ namespace collscope::schedules {
 using patterns::Block;
 using patterns::block_of;
 
-Steps reduce_scatter_ring(Plan& p) {
+namespace {
+
+// N >= 2 (a lone rank copies: lone_rank.hpp).
+Steps two_or_more(Plan& p) {
   const int n = p.size(), r = p.rank();
   StepBuilder s(p);
-  if (n == 1) {
-    co_yield s.copy(Plan::recv(), Plan::send(), p.count() * p.elem()).step("copy", 0);
-    co_return;
-  }
   const int next = patterns::ring_next(r, n), prev = patterns::ring_prev(r, n);
   const std::size_t max_bytes = p.bytes(block_of(p.count(), n, 0));
   const BufRef scratch = p.scratch(2 * max_bytes);
@@ -45,5 +45,9 @@ Steps reduce_scatter_ring(Plan& p) {
     co_yield s.step("reduce-scatter ring", k);
   }
 }
+
+}  // namespace
+
+Steps reduce_scatter_ring(Plan& p) { return detail::alone_or(p, two_or_more); }
 
 }  // namespace collscope::schedules

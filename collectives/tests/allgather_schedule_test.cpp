@@ -11,6 +11,7 @@
 #include "collscope/patterns/recursive_doubling.hpp"
 #include "collscope/patterns/ring.hpp"
 #include "collscope/patterns/ring_own_block.hpp"
+#include "test_args.hpp"
 
 namespace collscope::patterns {
 namespace {
@@ -133,18 +134,13 @@ TEST(Bruck, RotatedRangesMatchTheRealBlocks) {
       }
 }
 
-CollArgs float_args(std::size_t count) {
-  CollArgs a;
-  a.count = count;
-  a.dtype = DataType::float32;
-  return a;
-}
+using test::args_of;
 
 // Even blocks of 1000 floats: the textbook (N-1)/N of the vector, each way.
 TEST(AllgatherTheory, ClosedFormsForEvenBlocks) {
   for (int n = 1; n <= 16; ++n) {
     const std::uint64_t block = 4000, rest = block * static_cast<std::uint64_t>(n - 1);
-    const CollArgs a = float_args(1000 * static_cast<std::size_t>(n));
+    const CollArgs a = args_of(1000 * static_cast<std::size_t>(n));
     for (int r = 0; r < n; ++r) {
       const RankVolume ring = theory_total(theory::allgather_ring, r, n, a);
       EXPECT_EQ(ring.sent_bytes, rest);
@@ -168,7 +164,7 @@ TEST(AllgatherTheory, ClosedFormsForEvenBlocks) {
 // other two in one message (nothing before its block); rank 1 receives block 0, swaps
 // blocks {0,1} for {2} with rank 2, and sends blocks 1,2 back to rank 0.
 TEST(AllgatherTheory, RecursiveDoublingFoldForThreeRanks) {
-  const CollArgs a = float_args(9);
+  const CollArgs a = args_of(9);
   const RankVolume r0 = theory_total(theory::allgather_recursive_doubling, 0, 3, a);
   EXPECT_EQ(r0.sent_bytes, 12u);
   EXPECT_EQ(r0.recv_bytes, 24u);

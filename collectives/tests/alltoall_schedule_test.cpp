@@ -12,6 +12,7 @@
 #include "collscope/patterns/alltoall_bruck.hpp"
 #include "collscope/patterns/alltoall_ring.hpp"
 #include "collscope/patterns/pairwise.hpp"
+#include "test_args.hpp"
 
 namespace collscope::patterns {
 namespace {
@@ -119,12 +120,7 @@ TEST(AlltoallBruck, EveryBlockReachesItsDestinationExactlyOnce) {
   }
 }
 
-CollArgs args_of(std::size_t count, DataType t = DataType::float32) {
-  CollArgs a;
-  a.count = count;
-  a.dtype = t;
-  return a;
-}
+using test::args_of;
 
 TEST(AlltoallTheory, PairwiseMovesNMinusOneBlocksInNMinusOneMessages) {
   for (int n = 1; n <= 9; ++n)

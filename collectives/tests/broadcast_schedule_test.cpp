@@ -7,6 +7,7 @@
 
 #include "collscope/theory.hpp"
 #include "collscope/patterns/binomial.hpp"
+#include "test_args.hpp"
 
 namespace collscope::patterns {
 namespace {
@@ -133,13 +134,7 @@ TEST(Segments, RoundDownToWholeElementsAndCoverTheVector) {
 namespace collscope {
 namespace {
 
-CollArgs rooted_args(std::size_t count, int root, std::size_t segment = kDefaultSegmentBytes) {
-  CollArgs a;
-  a.count = count;
-  a.root = root;
-  a.segment_bytes = segment;
-  return a;
-}
+using test::rooted_args;
 
 TEST(BroadcastTheory, BinomialRootSendsCeilLog2Vectors) {
   const CollArgs a = rooted_args(1000, 2);

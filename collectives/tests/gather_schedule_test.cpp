@@ -8,6 +8,7 @@
 #include "collscope/runtime/algorithm.hpp"
 #include "collscope/theory.hpp"
 #include "collscope/patterns/binomial.hpp"
+#include "test_args.hpp"
 
 namespace collscope::patterns {
 namespace {
@@ -68,13 +69,7 @@ TEST(Staging, InnerRanksStageTheirSubtreeTheRootOnlyAWrappedChild) {
 namespace collscope {
 namespace {
 
-CollArgs rooted_args(std::size_t count, int root, std::size_t segment = kDefaultSegmentBytes) {
-  CollArgs a;
-  a.count = count;
-  a.root = root;
-  a.segment_bytes = segment;
-  return a;
-}
+using test::rooted_args;
 
 TEST(GatherTheory, TheRootReceivesEveryOtherBlock) {
   for (int n = 1; n <= 9; ++n)

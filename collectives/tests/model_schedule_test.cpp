@@ -9,19 +9,12 @@
 
 #include "collscope/schedule_trace.hpp"
 #include "collscope/verify/splits.hpp"
+#include "test_model.hpp"
 
 namespace collscope {
 namespace {
 
-// The same model as model_test.cpp: alpha 2 us, achieved bandwidth 1e9 B/s, reduce
-// 4e9 B/s, start_lat 5 us, sync_lat 3 us.
-Model test_model() {
-  Model m;
-  m.intra_node = {2e9, 0.5, 2e-6, 5e-6, 3e-6};
-  m.inter_node = m.intra_node;
-  m.reduce_rate = 4e9;
-  return m;
-}
+using test::flat_model;
 
 // Blocks of B = 1,000,000 B (250,000 floats): per rank and step alpha + B / bw =
 // 2 + 1000 us, per reduce-scatter step B / reduce_rate = 250 us. At N = 4:
@@ -33,7 +26,7 @@ TEST(ModelOnSchedules, RingAllreduceGivesTheTextbookFigure) {
     const auto traces = traces_of(*find_algorithm(Collective::allreduce, "ring"), n, a, false);
     const double steps = n - 1;
     const double want = n == 4 ? 6770.0 : 5 + 2 * steps * 1002 + steps * 250 + 3;
-    EXPECT_NEAR(predict_us(traces, std::vector<int>(traces.size(), 0), test_model()), want, 1e-6)
+    EXPECT_NEAR(predict_us(traces, std::vector<int>(traces.size(), 0), flat_model()), want, 1e-6)
         << "N = " << n;
   }
 }
@@ -68,7 +61,7 @@ TEST(ModelOnSchedules, EveryAlgorithmsTraceReplaysAndCarriesItsTheory) {
       const auto traces = traces_of(algo, n, a, false);
       const std::string what = algo.full_name() + " N=" + std::to_string(n);
       double us = 0;
-      EXPECT_NO_THROW(us = predict_us(traces, std::vector<int>(traces.size(), 0), test_model()))
+      EXPECT_NO_THROW(us = predict_us(traces, std::vector<int>(traces.size(), 0), flat_model()))
           << what;
       EXPECT_GE(us, 8.0) << what;  // start_lat + sync_lat at least
       for (int r = 0; r < n; ++r) {

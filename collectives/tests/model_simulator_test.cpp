@@ -7,22 +7,16 @@
 #include <vector>
 
 #include "collscope/model.hpp"
+#include "test_model.hpp"
 
 namespace collscope {
 namespace {
 
-// As model_test.cpp's: alpha 2 us, 1e9 B/s, reduce 4e9 B/s, start_lat 5 us, sync_lat 3 us.
-Model base_model() {
-  Model m;
-  m.intra_node = {2e9, 0.5, 2e-6, 5e-6, 3e-6};
-  m.inter_node = m.intra_node;
-  m.reduce_rate = 4e9;
-  return m;
-}
+using test::flat_model;
 
 // 1 MB takes 1000 us one way and 2000 us both ways (every size at those rates).
 Model duplex_model() {
-  Model m = base_model();
+  Model m = flat_model();
   m.intra_node.one_way = {{1e6}, {1000e-6}};
   m.intra_node.both_ways = {{1e6}, {2000e-6}};
   return m;
@@ -51,7 +45,7 @@ std::vector<RankTrace> exchange(std::uint64_t bytes) {
 // Ping-pong of 1000 B with overhead 0.5 us: each leg costs o (post) + 1 us + 2 us + o
 // (completion): 5 + 2 x 4 + 3 = 16 us, against 14 us without.
 TEST(SimulatorV2, OverheadIsPaidByThePosterAndTheCompleter) {
-  Model m = base_model();
+  Model m = flat_model();
   EXPECT_NEAR(predict_us(ping_pong(1000), {0, 0}, m), 14.0, 1e-9);
   m.intra_node.overhead = 0.5e-6;
   EXPECT_NEAR(predict_us(ping_pong(1000), {0, 0}, m), 16.0, 1e-9);
@@ -62,7 +56,7 @@ TEST(SimulatorV2, OverheadIsPaidByThePosterAndTheCompleter) {
 // A rank posting three signals back to back (to three ranks) pays o = 1 us before each:
 // posted at 6, 7, 8 us, they arrive at 8, 9, 10 us, and each receiver pays o on top.
 TEST(SimulatorV2, OverheadSerialisesOneRanksPosts) {
-  Model m = base_model();
+  Model m = flat_model();
   m.intra_node.overhead = 1e-6;
   std::vector<RankTrace> t(4);
   std::uint32_t s[3];
@@ -79,7 +73,7 @@ TEST(SimulatorV2, OverheadSerialisesOneRanksPosts) {
 // The port time comes from the size: 1 KB at 1 us and 1 MB at 500 us (2e9 B/s), so
 // 500,500 B takes half-way: 1 + 0.5 x 499 = 250.5 us, and 2 MB (beyond) 1000 us.
 TEST(SimulatorV2, PortTimeFollowsTheSize) {
-  Model m = base_model();
+  Model m = flat_model();
   m.intra_node.one_way = {{1e3, 1e6}, {1e-6, 500e-6}};
   EXPECT_NEAR(predict_us(ping_pong(500'500), {0, 0}, m), 5 + 2 * (250.5 + 2) + 3, 1e-6);
   EXPECT_NEAR(predict_us(ping_pong(2'000'000), {0, 0}, m), 5 + 2 * (1000 + 2) + 3, 1e-6);
@@ -155,7 +149,7 @@ TEST(SimulatorV2, ARingStepIsBothWaysForEveryRank) {
 
 // Reductions and copies cost their curve's time for their size.
 TEST(SimulatorV2, ReduceAndCopyCostByTheirSize) {
-  Model m = base_model();
+  Model m = flat_model();
   m.reduce_curve = {{1e3, 1e6}, {0.1e-6, 200e-6}};  // 10 GB/s in cache, 5 GB/s beyond
   m.copy_curve = {{1e6}, {50e-6}};
   const auto alone = [&](TraceOp op, std::uint64_t bytes) {
@@ -172,7 +166,7 @@ TEST(SimulatorV2, ReduceAndCopyCostByTheirSize) {
 // piece at the 2 MB rate too (0.2 us instead of 0.1): its data is not in cache either.
 // Messages likewise: 16 pieces of 1 MB (the chain, the trees) at the 16 MB rate.
 TEST(SimulatorV2, PiecesOfALargeCallGoAtTheFootprintsRate) {
-  Model m = base_model();
+  Model m = flat_model();
   m.reduce_curve = {{1e3, 1e6}, {0.1e-6, 200e-6}};
   std::vector<RankTrace> t(1);
   t[0].reduce(1000);

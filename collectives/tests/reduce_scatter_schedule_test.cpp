@@ -12,6 +12,7 @@
 #include "collscope/patterns/recursive_doubling.hpp"
 #include "collscope/patterns/ring.hpp"
 #include "collscope/patterns/ring_own_block.hpp"
+#include "test_args.hpp"
 
 namespace collscope::patterns {
 namespace {
@@ -98,18 +99,13 @@ TEST(ReduceScatterHalving, EveryRankEndsWithItsBlockFullyReduced) {
   }
 }
 
-CollArgs float_args(std::size_t count) {
-  CollArgs a;
-  a.count = count;
-  a.dtype = DataType::float32;
-  return a;
-}
+using test::args_of;
 
 // Even blocks of 1000 floats: the textbook (N-1)/N of the vector, each way.
 TEST(ReduceScatterTheory, ClosedFormsForEvenBlocks) {
   for (int n = 1; n <= 16; ++n) {
     const std::uint64_t rest = 4000 * static_cast<std::uint64_t>(n - 1);
-    const CollArgs a = float_args(1000 * static_cast<std::size_t>(n));
+    const CollArgs a = args_of(1000 * static_cast<std::size_t>(n));
     for (int r = 0; r < n; ++r) {
       const RankVolume ring = theory_total(theory::reduce_scatter_ring, r, n, a);
       EXPECT_EQ(ring.sent_bytes, rest);
@@ -127,7 +123,7 @@ TEST(ReduceScatterTheory, ClosedFormsForEvenBlocks) {
 // N = 3, count 9 floats: rank 0 sends its whole vector (36 B) and gets block 0 back;
 // rank 1 takes it, sends block 2 to rank 2 and receives blocks 0,1 from it, returns block 0.
 TEST(ReduceScatterTheory, HalvingFoldForThreeRanks) {
-  const CollArgs a = float_args(9);
+  const CollArgs a = args_of(9);
   const RankVolume r0 = theory_total(theory::reduce_scatter_halving, 0, 3, a);
   EXPECT_EQ(r0.sent_bytes, 36u);
   EXPECT_EQ(r0.recv_bytes, 12u);

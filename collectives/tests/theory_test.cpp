@@ -6,16 +6,12 @@
 #include "collscope/collective.hpp"
 #include "collscope/patterns/tree.hpp"
 #include "collscope/verify/splits.hpp"
+#include "test_args.hpp"
 
 namespace collscope {
 namespace {
 
-CollArgs args(std::size_t count, DataType t = DataType::float32) {
-  CollArgs a;
-  a.count = count;
-  a.dtype = t;
-  return a;
-}
+using test::args_of;
 
 // Conservation over every algorithm's theory: what all ranks send, all ranks receive.
 // all-to-all-v gets a uniform split matrix of `count` per rank; the barrier has no data
@@ -26,7 +22,7 @@ TEST(Theory, EveryByteSentIsReceived) {
     const CollectiveInfo& info = algo.info();
     for (int n = 1; n <= 12; ++n)
       for (std::size_t count : {0ul, 1ul, 7ul, 100ul, 100003ul}) {
-        CollArgs a = args(count);
+        CollArgs a = args_of(count);
         const std::vector<std::uint64_t> splits =
             verify::make_splits(verify::SplitPattern::random, count, n, 3);
         a.splits = splits;
@@ -50,7 +46,7 @@ TEST(Theory, RingSendsTwoTimesNMinusOneOverN) {
   for (int n = 2; n <= 9; ++n) {
     const std::size_t count = 1000 * static_cast<std::size_t>(n);  // even blocks
     for (int r = 0; r < n; ++r) {
-      const RankVolume v = theory_total(theory::allreduce_ring, r, n, args(count));
+      const RankVolume v = theory_total(theory::allreduce_ring, r, n, args_of(count));
       EXPECT_EQ(v.sent_bytes, 2 * (n - 1) * 1000 * 4u);
       EXPECT_EQ(v.recv_bytes, v.sent_bytes);
       EXPECT_EQ(v.sent_msgs, 2u * (n - 1));
@@ -58,19 +54,19 @@ TEST(Theory, RingSendsTwoTimesNMinusOneOverN) {
   }
   // Uneven: count 10 over 4 ranks -> blocks 3,3,2,2 (float). Rank 0 skips block 1 in the
   // reduce-scatter and block 2 in the allgather: (10-3) + (10-2) = 15 elements.
-  EXPECT_EQ(theory_total(theory::allreduce_ring, 0, 4, args(10)).sent_bytes, 15 * 4u);
+  EXPECT_EQ(theory_total(theory::allreduce_ring, 0, 4, args_of(10)).sent_bytes, 15 * 4u);
   // count 2 over 4 ranks: blocks 1,1,0,0; empty blocks send no message. Rank 3 sends
   // blocks 1,2,3 (reduce-scatter) and 0,2,3 (allgather): one non-empty block each.
-  EXPECT_EQ(theory_total(theory::allreduce_ring, 3, 4, args(2)).sent_msgs, 2u);
+  EXPECT_EQ(theory_total(theory::allreduce_ring, 3, 4, args_of(2)).sent_msgs, 2u);
 }
 
 TEST(Theory, DirectSendsTheWholeVectorToEveryPeer) {
-  EXPECT_EQ(theory_total(theory::allreduce_direct, 0, 5, args(100)).sent_bytes, 4 * 400u);
-  EXPECT_EQ(theory_total(theory::allreduce_direct, 0, 5, args(100)).recv_msgs, 4u);
+  EXPECT_EQ(theory_total(theory::allreduce_direct, 0, 5, args_of(100)).sent_bytes, 4 * 400u);
+  EXPECT_EQ(theory_total(theory::allreduce_direct, 0, 5, args_of(100)).recv_msgs, 4u);
 }
 
 TEST(Theory, TreeLeavesMoveTwiceTheDataInnerNodesMore) {
-  const CollArgs a = args(1 << 20);  // 4 MiB, 4 segments of 1 MiB
+  const CollArgs a = args_of(1 << 20);  // 4 MiB, 4 segments of 1 MiB
   const RankVolume leaf = theory_total(theory::allreduce_tree, 1, 8, a);  // rank 1: leaf
   EXPECT_EQ(leaf.sent_bytes + leaf.recv_bytes, 2 * a.bytes());
   EXPECT_EQ(leaf.sent_msgs, 4u);
@@ -81,7 +77,7 @@ TEST(Theory, TreeLeavesMoveTwiceTheDataInnerNodesMore) {
 }
 
 TEST(Theory, DbtCarriesHalfOnEachTree) {
-  const CollArgs a = args(1001);  // halves 501 and 500
+  const CollArgs a = args_of(1001);  // halves 501 and 500
   // N = 2: tree 0 is 0 <- 1, tree 1 is 1 <- 0; each rank is a leaf in one tree and the
   // root of the other, so it sends 501 + 500 elements.
   EXPECT_EQ(theory_total(theory::allreduce_dbt, 0, 2, a).sent_bytes, 1001 * 4u);
@@ -102,17 +98,17 @@ TEST(Theory, HalvingDoublingPowerOfTwoAndFold) {
   // N = 4, count 10 -> blocks 3,3,2,2. The halving sends all but block v; the doubling
   // sends back the ranges the halving kept. v0 keeps [0,2) = 6 then [0] = 3 elements:
   // (10 - 3) + (6 + 3) = 16. v3 keeps [2,4) = 4 then [3] = 2: (10 - 2) + (4 + 2) = 14.
-  EXPECT_EQ(theory_total(theory::allreduce_halving_doubling, 0, 4, args(10)).sent_bytes, 16 * 4u);
-  EXPECT_EQ(theory_total(theory::allreduce_halving_doubling, 3, 4, args(10)).sent_bytes, 14 * 4u);
+  EXPECT_EQ(theory_total(theory::allreduce_halving_doubling, 0, 4, args_of(10)).sent_bytes, 16 * 4u);
+  EXPECT_EQ(theory_total(theory::allreduce_halving_doubling, 3, 4, args_of(10)).sent_bytes, 14 * 4u);
   // Even blocks: 2 (p-1)/p of the vector each way.
-  EXPECT_EQ(theory_total(theory::allreduce_halving_doubling, 5, 8, args(800)).sent_bytes, 2 * 700 * 4u);
+  EXPECT_EQ(theory_total(theory::allreduce_halving_doubling, 5, 8, args_of(800)).sent_bytes, 2 * 700 * 4u);
   // N = 3: rank 0 folds into rank 1, sends and receives the whole vector once.
-  const RankVolume folded = theory_total(theory::allreduce_halving_doubling, 0, 3, args(10));
+  const RankVolume folded = theory_total(theory::allreduce_halving_doubling, 0, 3, args_of(10));
   EXPECT_EQ(folded.sent_bytes, 40u);
   EXPECT_EQ(folded.recv_bytes, 40u);
   EXPECT_EQ(folded.sent_msgs, 1u);
   // Rank 1 (absorber, v0): fold in + unfold out + the power-of-two part with rank 2.
-  EXPECT_EQ(theory_total(theory::allreduce_halving_doubling, 1, 3, args(10)).sent_bytes, 40u + 2 * 5 * 4u);
+  EXPECT_EQ(theory_total(theory::allreduce_halving_doubling, 1, 3, args_of(10)).sent_bytes, 40u + 2 * 5 * 4u);
 }
 
 TEST(Theory, BusBandwidthFactorsFollowNcclTests) {

@@ -505,14 +505,13 @@ void MoeBlock::experts_backward(Chunk& ch, const Array& din, DataType st, Array&
   }
 }
 
-Array MoeBlock::expert_stage_forward(LayerContext& ctx, Chunk& ch, const Array& recv) {
+Array MoeBlock::expert_stage(LayerContext& ctx, const Chunk& ch, const Array& in,
+                             const EtpSites& sites, const ExpertCompute& compute) {
   const DataType st = ctx.storage();
   Engine& e = ctx.engine();
-  const std::vector<Segment> segs = group_segments(ch);
   if (!sharded() && !replicated()) {
-    ch.spans = spans_by_expert(segs, 0, recv.rows(), first_expert_, local_);
-    Array out(e, recv.rows(), h_, st);
-    compute_experts(ch, recv, st, out);
+    Array out(e, in.rows(), h_, st);
+    compute(in, 0, in.rows(), out);
     return out;
   }
   const std::vector<std::size_t> rows = group_rows(ch);
@@ -520,54 +519,39 @@ Array MoeBlock::expert_stage_forward(LayerContext& ctx, Chunk& ch, const Array& 
   const std::size_t total = std::accumulate(rows.begin(), rows.end(), std::size_t{0});
   CollectiveCalls& calls = ctx.calls();
   if (sharded()) {
-    Array full(e, total, h_, st), partial(e, total, h_, st), parts(e, n * recv.rows(), h_, st);
-    calls.alltoallv(GroupKind::etp, site(kEtpGatherF), repeated(recv, n), full,
+    Array full(e, total, h_, st), partial(e, total, h_, st), parts(e, n * in.rows(), h_, st);
+    calls.alltoallv(GroupKind::etp, site(sites.gather), repeated(in, n), full,
                     allgatherv_splits(rows, h_));
-    ch.spans = spans_by_expert(segs, 0, total, first_expert_, local_);
-    compute_experts(ch, full, st, partial);
-    calls.alltoallv(GroupKind::etp, site(kEtpReduceF), partial, parts,
+    compute(full, 0, total, partial);
+    calls.alltoallv(GroupKind::etp, site(sites.reduce), partial, parts,
                     reduce_scatterv_splits(rows, h_));
     return sum_blocks(parts, n, st);
   }
   const std::size_t b0 = even_block_start(total, n, me), bn = even_block_size(total, n, me);
   const std::vector<std::uint64_t> split = rebalance_splits(rows, h_);
-  Array block(e, bn, h_, st), out_block(e, bn, h_, st), out(e, recv.rows(), h_, st);
-  calls.alltoallv(GroupKind::etp, site(kEtpScatterF), recv, block, split);
-  ch.spans = spans_by_expert(segs, b0, b0 + bn, first_expert_, local_);
-  compute_experts(ch, block, st, out_block);
-  calls.alltoallv(GroupKind::etp, site(kEtpCollectF), out_block, out, transpose_splits(split, n));
+  Array block(e, bn, h_, st), out_block(e, bn, h_, st), out(e, in.rows(), h_, st);
+  calls.alltoallv(GroupKind::etp, site(sites.scatter), in, block, split);
+  compute(block, b0, b0 + bn, out_block);
+  calls.alltoallv(GroupKind::etp, site(sites.collect), out_block, out, transpose_splits(split, n));
   return out;
 }
 
+Array MoeBlock::expert_stage_forward(LayerContext& ctx, Chunk& ch, const Array& recv) {
+  const std::vector<Segment> segs = group_segments(ch);
+  return expert_stage(ctx, ch, recv, {kEtpGatherF, kEtpReduceF, kEtpScatterF, kEtpCollectF},
+                      [&](const Array& in, std::size_t first, std::size_t end, Array& out) {
+                        ch.spans = spans_by_expert(segs, first, end, first_expert_, local_);
+                        compute_experts(ch, in, ctx.storage(), out);
+                      });
+}
+
 Array MoeBlock::expert_stage_backward(LayerContext& ctx, Chunk& ch, const Array& drecv) {
-  const DataType st = ctx.storage();
-  Engine& e = ctx.engine();
-  if (!sharded() && !replicated()) {
-    Array dout(e, drecv.rows(), h_, st);
-    experts_backward(ch, drecv, st, dout);
-    return dout;
-  }
-  const std::vector<std::size_t> rows = group_rows(ch);
-  const std::size_t n = rows.size(), me = static_cast<std::size_t>(etp_pos_);
-  const std::size_t total = std::accumulate(rows.begin(), rows.end(), std::size_t{0});
-  CollectiveCalls& calls = ctx.calls();
-  if (sharded()) {
-    Array full(e, total, h_, st), partial(e, total, h_, st), parts(e, n * drecv.rows(), h_, st);
-    calls.alltoallv(GroupKind::etp, site(kEtpGatherB), repeated(drecv, n), full,
-                    allgatherv_splits(rows, h_));
-    experts_backward(ch, full, st, partial);
-    calls.alltoallv(GroupKind::etp, site(kEtpReduceB), partial, parts,
-                    reduce_scatterv_splits(rows, h_));
-    return sum_blocks(parts, n, st);
-  }
-  const std::size_t bn = even_block_size(total, n, me);
-  const std::vector<std::uint64_t> split = rebalance_splits(rows, h_);
-  Array block(e, bn, h_, st), dblock(e, bn, h_, st), dout(e, drecv.rows(), h_, st);
-  calls.alltoallv(GroupKind::etp, site(kEtpScatterB), drecv, block, split);
-  experts_backward(ch, block, st, dblock);
-  calls.alltoallv(GroupKind::etp, site(kEtpCollectB), dblock, dout, transpose_splits(split, n));
-  if (!cfg_.identity_experts) {
-    finish_weight_grads(st);
+  Array dout = expert_stage(ctx, ch, drecv, {kEtpGatherB, kEtpReduceB, kEtpScatterB, kEtpCollectB},
+                            [&](const Array& in, std::size_t, std::size_t, Array& out) {
+                              experts_backward(ch, in, ctx.storage(), out);
+                            });
+  if (replicated() && !cfg_.identity_experts) {
+    finish_weight_grads(ctx.storage());
     sum_replicated_grads(ctx);
   }
   return dout;

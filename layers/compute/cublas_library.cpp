@@ -6,21 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "collscope/dl_symbol.hpp"
 #include "collscope/errors.hpp"
 
 namespace collscope::layers::cublas {
 namespace {
 
-struct Opened {
-  Library lib;
-  std::string reason;  // why not
-};
-
-template <class F>
-bool bind(void* handle, F& fn, const char* name) {
-  fn = reinterpret_cast<F>(dlsym(handle, name));
-  return fn != nullptr;
-}
+using Opened = dl::Opened<Library>;
+using dl::bind;
 
 Opened open_first() {
   const char* env = std::getenv("COLLSCOPE_CUBLAS_LIBRARY");

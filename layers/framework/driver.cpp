@@ -542,8 +542,8 @@ int run_layer(std::unique_ptr<Layer>& layer, const Prepared& p, int argc, char**
 
 }  // namespace
 
-int layer_main(std::unique_ptr<Layer> layer, int argc, char** argv) {
-  const LayerDescription description = layer->describe();
+int layer_main(const LayerDescription& description, std::unique_ptr<Layer> layer, int argc,
+               char** argv) {
   return program::run_mpi_program(description.program, argc, argv, [&](int rank, int nranks) {
     use_one_blas_thread();
     LayerOptions options = parse_layer_options(*layer, description, argc, argv);

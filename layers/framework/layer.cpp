@@ -1,6 +1,15 @@
 #include "collscope/layers/framework/layer.hpp"
 
+#include "collscope/layers/compute/ops.hpp"
+#include "collscope/layers/math/data.hpp"
+
 namespace collscope::layers {
+
+Array LayerContext::upload(const Tensor& t) { return ops::upload(engine(), t, storage_); }
+
+Array LayerContext::replica_input(std::string_view name, std::size_t rows, std::size_t cols) {
+  return upload(make_full(seed_, {name, replica()}, rows, cols, 1.0f, storage_));
+}
 
 void add_check(std::vector<TensorCheck>& checks, std::string_view tensor, const ErrorStats& e) {
   for (TensorCheck& c : checks)

@@ -55,16 +55,6 @@ struct Shape : TokenShape {
 
 class DpGrad final : public Layer {
  public:
-  LayerDescription describe() const override {
-    return {.program = "layer_dp_grad",
-            .name = "dp_grad",
-            .summary = "data-parallel gradient sync of a linear layer: allreduce SUM over DP, "
-                       "then / DP",
-            .degrees = {.tp = true},
-            .collectives = {Collective::allreduce},
-            .groups = {GroupKind::dp}};
-  }
-
   void add_options(CLI::App& app) override {
     add_token_flags(app, shape_, "sequence length S (tokens per replica T = S x B)",
                     "input features H");
@@ -118,13 +108,12 @@ class DpGrad final : public Layer {
 
   void setup(LayerContext& ctx) override {
     const GroupPosition tp = ctx.position(GroupKind::tp);
-    const int replica = ctx.position(GroupKind::dp).position;
+    const int replica = ctx.replica();
     const std::size_t o = shape_.o() / tp.members.size();
     const std::size_t col0 = static_cast<std::size_t>(tp.position) * o;
     const DataType st = ctx.storage();
     Engine& e = ctx.engine();
-    x_ = ops::upload(e, make_full(ctx.seed(), {"X", replica}, shape_.tokens(), shape_.h(), 1.0f, st),
-                     st);
+    x_ = ctx.replica_input("X", shape_.tokens(), shape_.h());
     dy_ = ops::upload(e, make_block(ctx.seed(), {"dY", replica},
                                     {shape_.o(), 0, shape_.tokens(), col0, o}, 1.0f, st), st);
     w_ = ops::upload(e, make_block(ctx.seed(), {"W"}, {shape_.o(), 0, shape_.h(), col0, o},

@@ -41,17 +41,6 @@ constexpr std::int64_t kDeviceExperts = 8;  // -m device (divisible by 1, 2, 4, 
 
 class Moe final : public Layer {
  public:
-  LayerDescription describe() const override {
-    return {.program = "layer_moe",
-            .name = "moe",
-            .summary = "expert-parallel MoE: router top-k, dispatch all-to-all-v over EP, local "
-                       "expert FFNs (ETP schemes allgather / scatter_gather), combine "
-                       "all-to-all-v",
-            .degrees = {.ep = true, .etp = true},
-            .collectives = MoeBlock::collectives(),
-            .groups = {GroupKind::ep, GroupKind::etp}};
-  }
-
   void add_options(CLI::App& app) override {
     add_token_flags(app, shape_, "sequence length S (tokens per rank T = S x B)");
     add_moe_options(app, flags_);

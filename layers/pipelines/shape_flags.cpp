@@ -11,7 +11,9 @@ void add_token_flags(CLI::App& app, TokenShape& s, const std::string& seq_help,
   app.add_option("-H,--hidden", s.hidden, hidden_help);
 }
 
-void add_attention_flags(CLI::App& app, AttentionFlags& a) {
+void add_attention_flags(CLI::App& app, TokenShape& s, AttentionFlags& a,
+                         const std::string& seq_help) {
+  add_token_flags(app, s, seq_help, "hidden size H, divisible by --heads");
   app.add_option("--heads", a.heads, "attention heads, divisible by TP (H by heads)");
   app.add_option("--causal", a.causal, "1: causal mask (GPT), 0: full attention");
 }
@@ -27,7 +29,8 @@ void token_device_defaults(const CLI::App& app, TokenShape& s) {
   device_default(app, "--hidden", s.hidden, kDeviceHidden);
 }
 
-void attention_device_defaults(const CLI::App& app, AttentionFlags& a) {
+void attention_device_defaults(const CLI::App& app, TokenShape& s, AttentionFlags& a) {
+  token_device_defaults(app, s);
   device_default(app, "--heads", a.heads, kDeviceHeads);
 }
 
@@ -43,12 +46,13 @@ void check_token_shape(const TokenShape& s) {
   require_at_least(s.hidden, 1, "--hidden");
 }
 
-void check_attention_flags(const AttentionFlags& a, std::int64_t hidden) {
+void check_attention_flags(const TokenShape& s, const AttentionFlags& a) {
+  check_token_shape(s);
   require_at_least(a.heads, 1, "--heads");
   if (a.causal != 0 && a.causal != 1)
     throw UsageError("--causal must be 0 or 1, got " + std::to_string(a.causal));
-  if (hidden % a.heads != 0)
-    throw UsageError("hidden size " + std::to_string(hidden) +
+  if (s.hidden % a.heads != 0)
+    throw UsageError("hidden size " + std::to_string(s.hidden) +
                      " is not divisible by the number of heads " + std::to_string(a.heads));
 }
 

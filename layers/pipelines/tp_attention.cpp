@@ -43,8 +43,6 @@
 #include "collscope/layers/blocks/tp_block.hpp"
 #include "collscope/layers/blocks/tp_local.hpp"
 #include "collscope/layers/compute/ops.hpp"
-#include "collscope/layers/framework/gather.hpp"
-#include "collscope/layers/math/data.hpp"
 #include "collscope/layers/math/math.hpp"
 #include "collscope/layers/pipelines/catalogue.hpp"
 #include "collscope/layers/pipelines/shape_flags.hpp"
@@ -60,13 +58,11 @@ struct Shape : TokenShape, AttentionFlags {};
 
 AttentionShape attention_shape(const Shape& sh) { return layers::attention_shape(sh, sh); }
 
-// The float64 attention block, forward and backward, on whole tensors (all heads).
-struct Reference {
-  RefTensor y, dx, dwqkv, dwo;
-};
-
-Reference reference_attention(const Shape& sh, const RefTensor& x, const RefTensor& wqkv,
-                              const RefTensor& wo, const RefTensor& dy) {
+// The float64 attention block, forward and backward, on whole tensors (all heads):
+// Y, dX, dWqkv, dWo.
+TpBlockReference reference_attention(const Shape& sh, const RefTensor& x,
+                                     const RefTensor& wqkv, const RefTensor& wo,
+                                     const RefTensor& dy) {
   const AttentionShape ash = attention_shape(sh);
   const RefAttentionCore core = ref_attention_core_forward(x, wqkv, ash);
   const RefTensor dqkv =
@@ -78,29 +74,14 @@ Reference reference_attention(const Shape& sh, const RefTensor& x, const RefTens
 
 class TpAttention final : public Layer {
  public:
-  LayerDescription describe() const override {
-    return {.program = "layer_tp_attention",
-            .name = "tp_attention",
-            .summary = "tensor-parallel self-attention: column-parallel QKV (heads split over "
-                       "TP) -> softmax per head -> row-parallel output projection; one "
-                       "allreduce [T,H] forward, one backward",
-            .degrees = {.tp = true, .tp_defaults_to_world = true},
-            .collectives = {Collective::allreduce},
-            .groups = {GroupKind::tp}};
-  }
-
   void add_options(CLI::App& app) override {
-    add_token_flags(app, shape_, "sequence length S (tokens T = S x B)",
-                    "hidden size H, divisible by --heads");
-    add_attention_flags(app, shape_);
+    add_attention_flags(app, shape_, shape_, "sequence length S (tokens T = S x B)");
   }
   void use_device_defaults(const CLI::App& app) override {
-    token_device_defaults(app, shape_);
-    attention_device_defaults(app, shape_);
+    attention_device_defaults(app, shape_, shape_);
   }
   LayerShape read_options() override {
-    check_token_shape(shape_);
-    check_attention_flags(shape_, shape_.hidden);
+    check_attention_flags(shape_, shape_);
     LayerShape s{.scheme = "tp", .dims = {.heads = shape_.heads}, .json = token_json(shape_)};
     add_attention_json(s.json, shape_, shape_);
     return s;
@@ -120,15 +101,12 @@ class TpAttention final : public Layer {
 
   void setup(LayerContext& ctx) override {
     const GroupPosition tp = ctx.position(GroupKind::tp);
-    const int replica = ctx.position(GroupKind::dp).position;
-    const std::size_t t = shape_.tokens(), h = shape_.h(), n = tp.members.size();
-    const std::size_t pos = static_cast<std::size_t>(tp.position);
+    const std::size_t t = shape_.tokens(), h = shape_.h();
     const DataType st = ctx.storage();
-    Engine& e = ctx.engine();
-    x_ = ops::upload(e, make_full(ctx.seed(), {"X", replica}, t, h, 1.0f, st), st);
-    dy_ = ops::upload(e, make_full(ctx.seed(), {"dY", replica}, t, h, 1.0f, st), st);
-    wqkv_ = ops::upload(e, qkv_weight_shard(ctx.seed(), h, pos, n, st), st);
-    wo_ = ops::upload(e, out_proj_weight_shard(ctx.seed(), h, pos, n, st), st);
+    x_ = ctx.replica_input("X", t, h);
+    dy_ = ctx.replica_input("dY", t, h);
+    wqkv_ = ctx.upload(qkv_weight_shard(ctx.seed(), h, tp.place(), tp.size(), st));
+    wo_ = ctx.upload(out_proj_weight_shard(ctx.seed(), h, tp.place(), tp.size(), st));
   }
 
   void forward(LayerContext& ctx) override {
@@ -152,41 +130,20 @@ class TpAttention final : public Layer {
     ctx.calls().join(t);
   }
 
+  // The longest sums: Y over the H context columns, dX over the 3H QKV columns, the
+  // weight gradients over the T tokens.
   std::vector<TensorCheck> verify(LayerContext& ctx, Passes p) override {
-    const MPI_Comm c = ctx.ctrl();
-    const Gathered g{gather_to_root(c, x_),   gather_to_root(c, wqkv_), gather_to_root(c, wo_),
-                     gather_to_root(c, dy_),  gather_to_root(c, y_),    gather_to_root(c, dx_),
-                     gather_to_root(c, dwqkv_), gather_to_root(c, dwo_)};
-    return checks_per_group(ctx.world_rank(), ctx.config(), GroupKind::tp,
-                            [&](const std::vector<int>& group, std::vector<TensorCheck>& checks) {
-                              check_group(g, group, p, ctx.storage(), checks);
-                            });
+    const std::size_t h = shape_.h(), t = shape_.tokens();
+    return verify_tp_block(ctx, p, {x_, dy_, wqkv_, wo_, y_, dx_, dwqkv_, dwo_},
+                           {.dw_in = "dWqkv", .dw_out = "dWo", .y_terms = h, .dx_terms = 3 * h,
+                            .dw_terms = t},
+                           [this](const RefTensor& x, const RefTensor& wqkv, const RefTensor& wo,
+                                  const RefTensor& dy) {
+                             return reference_attention(shape_, x, wqkv, wo, dy);
+                           });
   }
 
  private:
-  struct Gathered {
-    std::vector<Tensor> x, wqkv, wo, dy, y, dx, dwqkv, dwo;  // by world rank
-  };
-
-  // One TP group: its replica's reference against what each of its ranks holds. The
-  // longest sums: Y over the H context columns, dX over the 3H QKV columns, the weight
-  // gradients over the T tokens.
-  void check_group(const Gathered& g, const std::vector<int>& group, Passes p, DataType st,
-                   std::vector<TensorCheck>& checks) const {
-    const std::size_t lead = static_cast<std::size_t>(group.front());
-    const Reference ref =
-        reference_attention(shape_, to_ref(g.x[lead]), concat_columns(ref_parts(g.wqkv, group)),
-                            concat_rows(ref_parts(g.wo, group)), to_ref(g.dy[lead]));
-    const std::size_t h = shape_.h(), t = shape_.tokens();
-    for (int r : group) {
-      if (p.forward) add_check(checks, "Y", compare(g.y[r], ref.y, st, h));
-      if (p.backward) add_check(checks, "dX", compare(g.dx[r], ref.dx, st, 3 * h));
-    }
-    if (!p.backward) return;
-    add_check(checks, "dWqkv", compare(concat_columns(parts_of(g.dwqkv, group)), ref.dwqkv, st, t));
-    add_check(checks, "dWo", compare(concat_rows(parts_of(g.dwo, group)), ref.dwo, st, t));
-  }
-
   Shape shape_;
   Array x_, dy_, wqkv_, wo_;      // inputs and weights (this rank's shards)
   AttentionSaved core_;           // forward: QKV, P per (head, sequence), context

@@ -32,8 +32,6 @@
 #include "collscope/layers/blocks/tp_block.hpp"
 #include "collscope/layers/blocks/tp_local.hpp"
 #include "collscope/layers/compute/ops.hpp"
-#include "collscope/layers/framework/gather.hpp"
-#include "collscope/layers/math/data.hpp"
 #include "collscope/layers/math/math.hpp"
 #include "collscope/layers/pipelines/catalogue.hpp"
 #include "collscope/layers/pipelines/shape_flags.hpp"
@@ -52,16 +50,6 @@ struct Shape : TokenShape {
 
 class TpMlp final : public Layer {
  public:
-  LayerDescription describe() const override {
-    return {.program = "layer_tp_mlp",
-            .name = "tp_mlp",
-            .summary = "tensor-parallel MLP: column-parallel fc1 -> GeLU -> row-parallel fc2; "
-                       "one allreduce [T,H] forward, one backward",
-            .degrees = {.tp = true, .tp_defaults_to_world = true},
-            .collectives = {Collective::allreduce},
-            .groups = {GroupKind::tp}};
-  }
-
   void add_options(CLI::App& app) override {
     add_token_flags(app, shape_, "sequence length S (tokens T = S x B)");
     app.add_option("-F,--ffn", shape_.ffn, "FFN size F (default 4 x H), divisible by TP");
@@ -92,15 +80,12 @@ class TpMlp final : public Layer {
 
   void setup(LayerContext& ctx) override {
     const GroupPosition tp = ctx.position(GroupKind::tp);
-    const int replica = ctx.position(GroupKind::dp).position;
-    const std::size_t t = shape_.tokens(), h = shape_.h(), n = tp.members.size();
-    const std::size_t pos = static_cast<std::size_t>(tp.position);
+    const std::size_t t = shape_.tokens(), h = shape_.h(), f = shape_.f();
     const DataType st = ctx.storage();
-    Engine& e = ctx.engine();
-    x_ = ops::upload(e, make_full(ctx.seed(), {"X", replica}, t, h, 1.0f, st), st);
-    dy_ = ops::upload(e, make_full(ctx.seed(), {"dY", replica}, t, h, 1.0f, st), st);
-    w1_ = ops::upload(e, fc1_weight_shard(ctx.seed(), h, shape_.f(), pos, n, st), st);
-    w2_ = ops::upload(e, fc2_weight_shard(ctx.seed(), h, shape_.f(), pos, n, st), st);
+    x_ = ctx.replica_input("X", t, h);
+    dy_ = ctx.replica_input("dY", t, h);
+    w1_ = ctx.upload(fc1_weight_shard(ctx.seed(), h, f, tp.place(), tp.size(), st));
+    w2_ = ctx.upload(fc2_weight_shard(ctx.seed(), h, f, tp.place(), tp.size(), st));
   }
 
   void forward(LayerContext& ctx) override {
@@ -119,38 +104,20 @@ class TpMlp final : public Layer {
     ctx.calls().join(t);
   }
 
+  // Y and dX sum over the f columns of A, the weight gradients over the T tokens.
   std::vector<TensorCheck> verify(LayerContext& ctx, Passes p) override {
-    const MPI_Comm c = ctx.ctrl();
-    const Gathered g{gather_to_root(c, x_),  gather_to_root(c, w1_),  gather_to_root(c, w2_),
-                     gather_to_root(c, dy_), gather_to_root(c, y_),   gather_to_root(c, dx_),
-                     gather_to_root(c, dw1_), gather_to_root(c, dw2_)};
-    return checks_per_group(ctx.world_rank(), ctx.config(), GroupKind::tp,
-                            [&](const std::vector<int>& group, std::vector<TensorCheck>& checks) {
-                              check_group(g, group, p, ctx.storage(), checks);
-                            });
+    const std::size_t f = shape_.f(), t = shape_.tokens();
+    return verify_tp_block(ctx, p, {x_, dy_, w1_, w2_, y_, dx_, dw1_, dw2_},
+                           {.dw_in = "dW1", .dw_out = "dW2", .y_terms = f, .dx_terms = f,
+                            .dw_terms = t},
+                           [](const RefTensor& x, const RefTensor& w1, const RefTensor& w2,
+                              const RefTensor& dy) -> TpBlockReference {
+                             const RefMlp r = ref_mlp(x, w1, w2, dy);
+                             return {r.y, r.dx, r.dw1, r.dw2};
+                           });
   }
 
  private:
-  struct Gathered {
-    std::vector<Tensor> x, w1, w2, dy, y, dx, dw1, dw2;  // by world rank
-  };
-
-  // One TP group: its replica's reference against what each of its ranks holds.
-  void check_group(const Gathered& g, const std::vector<int>& group, Passes p, DataType st,
-                   std::vector<TensorCheck>& checks) const {
-    const std::size_t lead = static_cast<std::size_t>(group.front());
-    const RefMlp ref = ref_mlp(to_ref(g.x[lead]), concat_columns(ref_parts(g.w1, group)),
-                                        concat_rows(ref_parts(g.w2, group)), to_ref(g.dy[lead]));
-    const std::size_t f = shape_.f(), t = shape_.tokens();
-    for (int r : group) {
-      if (p.forward) add_check(checks, "Y", compare(g.y[r], ref.y, st, f));
-      if (p.backward) add_check(checks, "dX", compare(g.dx[r], ref.dx, st, f));
-    }
-    if (!p.backward) return;
-    add_check(checks, "dW1", compare(concat_columns(parts_of(g.dw1, group)), ref.dw1, st, t));
-    add_check(checks, "dW2", compare(concat_rows(parts_of(g.dw2, group)), ref.dw2, st, t));
-  }
-
   Shape shape_;
   Array x_, dy_, w1_, w2_;     // inputs and weights (this rank's shards)
   MlpSaved saved_;             // forward: saved activations

@@ -26,7 +26,6 @@
 // Verification: rank 0 gathers everything and runs the float64 flow: per DP replica the
 // attention and Z = C Wo on the whole tensors; per expert group the MoE on the Z shards
 // of its ranks (with the run's routing, moe_block.hpp); then backward the same way.
-#include <algorithm>
 #include <cmath>
 
 #include "collscope/errors.hpp"
@@ -51,12 +50,6 @@ struct Shape : TokenShape, AttentionFlags {
   std::string scheme_name = "alltoall";  // --scheme, read into TpSpEp::scheme_
   AttentionShape attention() const { return attention_shape(*this, *this); }
 };
-
-std::vector<Collective> union_of(std::vector<Collective> a, const std::vector<Collective>& b) {
-  for (Collective c : b)
-    if (std::find(a.begin(), a.end(), c) == a.end()) a.push_back(c);
-  return a;
-}
 
 // A run's tensor the transition block assembled as float64 (its values are floats).
 Tensor as_float(const RefTensor& r) {
@@ -84,34 +77,18 @@ struct RefDense {
 
 class TpSpEp final : public Layer {
  public:
-  LayerDescription describe() const override {
-    return {.program = "layer_tp_sp_ep",
-            .name = "tp_sp_ep",
-            .summary = "TP -> SP -> EP layer flow: column-parallel QKV -> attention -> TP->SP "
-                       "(--scheme) -> sequence-sharded EP MoE, forward and backward",
-            .degrees = {.tp = true, .tp_defaults_to_world = true, .ep = true},
-            .sequence_parallel = true,
-            .collectives = union_of(union_of({Collective::allreduce}, TpToSpBlock::collectives()),
-                                    MoeBlock::collectives()),
-            .groups = {GroupKind::tp, GroupKind::ep}};
-  }
-
   void add_options(CLI::App& app) override {
-    add_token_flags(app, shape_, "sequence length S, divisible by TP (T = S x B)",
-                    "hidden size H, divisible by --heads");
-    add_attention_flags(app, shape_);
+    add_attention_flags(app, shape_, shape_, "sequence length S, divisible by TP (T = S x B)");
     app.add_option("--scheme", shape_.scheme_name,
                    "TP->SP transition: allreduce, reduce_scatter or alltoall (as layer_tp_to_sp)");
     add_moe_options(app, moe_flags_);
   }
   void use_device_defaults(const CLI::App& app) override {
-    token_device_defaults(app, shape_);
-    attention_device_defaults(app, shape_);
+    attention_device_defaults(app, shape_, shape_);
     device_default(app, "--experts", moe_flags_.config.experts, 8);
   }
   LayerShape read_options() override {
-    check_token_shape(shape_);
-    check_attention_flags(shape_, shape_.hidden);
+    check_attention_flags(shape_, shape_);
     scheme_ = parse_tp_to_sp_scheme(shape_.scheme_name);
     moe_config_ = read_moe_flags(moe_flags_, shape_.hidden);
     LayerShape s{.scheme = "tp->sp+ep",
@@ -156,14 +133,12 @@ class TpSpEp final : public Layer {
   void setup(LayerContext& ctx) override {
     const ParallelConfig& c = ctx.config();
     const GroupPosition tp = ctx.position(GroupKind::tp);
-    const int replica = ctx.position(GroupKind::dp).position;
-    const std::size_t t = shape_.tokens(), h = shape_.h(), n = tp.members.size();
-    const std::size_t pos = static_cast<std::size_t>(tp.position);
+    const std::size_t t = shape_.tokens(), h = shape_.h(), n = tp.size();
     const DataType st = ctx.storage();
-    Engine& e = ctx.engine();
-    x_ = ops::upload(e, make_full(ctx.seed(), {"X", replica}, t, h, 1.0f, st), st);
-    dy_ = ops::upload(e, make_full(ctx.seed(), {"dY", ctx.world_rank()}, t / n, h, 1.0f, st), st);
-    wqkv_ = ops::upload(e, qkv_weight_shard(ctx.seed(), h, pos, n, st), st);
+    x_ = ctx.replica_input("X", t, h);
+    // dY of this rank's sequence shard: the MoE's output is sequence-sharded.
+    dy_ = ctx.upload(make_full(ctx.seed(), {"dY", ctx.world_rank()}, t / n, h, 1.0f, st));
+    wqkv_ = ctx.upload(qkv_weight_shard(ctx.seed(), h, tp.place(), n, st));
     t2s_ = std::make_unique<TpToSpBlock>(transition(c));
     t2s_->setup(ctx, "Wo");
     moe_ = std::make_unique<MoeBlock>(moe_config_, h, "moe ");

@@ -165,34 +165,16 @@ Reference reference_layer(const Shape& sh, const RefTensor& x, const RefWeights&
 
 class TpSp final : public Layer {
  public:
-  LayerDescription describe() const override {
-    return {.program = "layer_tp_sp",
-            .name = "tp_sp",
-            .summary = "one transformer layer under Megatron TP + sequence parallelism: "
-                       "LayerNorm on T/N tokens, allgather before and reduce-scatter after the "
-                       "attention and MLP blocks (4 forward, 4 backward), LayerNorm weight "
-                       "gradients allreduced over TP",
-            .degrees = {.tp = true, .tp_defaults_to_world = true},
-            .sequence_parallel = true,
-            .collectives = {Collective::allgather, Collective::reduce_scatter,
-                            Collective::allreduce},
-            .groups = {GroupKind::tp}};
-  }
-
   void add_options(CLI::App& app) override {
-    add_token_flags(app, shape_, "sequence length S, divisible by TP (T = S x B)",
-                    "hidden size H, divisible by --heads");
-    add_attention_flags(app, shape_);
+    add_attention_flags(app, shape_, shape_, "sequence length S, divisible by TP (T = S x B)");
     app.add_option("-F,--ffn", shape_.ffn, "FFN size F (default 4 x H), divisible by TP");
   }
   void use_device_defaults(const CLI::App& app) override {
-    token_device_defaults(app, shape_);
-    attention_device_defaults(app, shape_);
+    attention_device_defaults(app, shape_, shape_);
     device_default(app, "--ffn", shape_.ffn, 4 * kDeviceHidden);
   }
   LayerShape read_options() override {
-    check_token_shape(shape_);
-    check_attention_flags(shape_, shape_.hidden);
+    check_attention_flags(shape_, shape_);
     require_at_least(shape_.ffn, 0, "--ffn");
     LayerShape s{.scheme = "tp+sp",
                  .dims = {.heads = shape_.heads,
@@ -285,13 +267,12 @@ TextbookFigure TpSp::textbook_figure(const ParallelConfig& c, Passes p,
 
 void TpSp::setup(LayerContext& ctx) {
   const GroupPosition tp = ctx.position(GroupKind::tp);
-  const int replica = ctx.position(GroupKind::dp).position;
-  const std::size_t n = tp.members.size(), pos = static_cast<std::size_t>(tp.position);
+  const int replica = ctx.replica();
+  const std::size_t n = tp.size(), pos = tp.place();
   const std::size_t h = shape_.h(), f = shape_.f();
   const std::uint64_t seed = ctx.seed();
   const DataType st = ctx.storage();
-  Engine& e = ctx.engine();
-  const auto up = [&](const Tensor& t) { return ops::upload(e, t, st); };
+  const auto up = [&](const Tensor& t) { return ctx.upload(t); };
   local_tokens_ = shape_.tokens() / n;
   const BlockSpec rows{h, pos * local_tokens_, local_tokens_, 0, h};
   x_ = up(make_block(seed, {"X", replica}, rows, 1.0f, st));

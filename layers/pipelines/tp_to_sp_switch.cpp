@@ -67,18 +67,6 @@ std::string text(double v) {
 
 class TpToSp final : public Layer {
  public:
-  LayerDescription describe() const override {
-    return {.program = "layer_tp_to_sp",
-            .name = "tp_to_sp",
-            .summary = "the TP -> SP output projection Z = Y W, Y H-sharded in, Z "
-                       "sequence-sharded out: --scheme allreduce (row-parallel W, allreduce + "
-                       "slice), reduce_scatter, or alltoall (all-to-all Y, replicated W)",
-            .degrees = {.tp = true, .tp_defaults_to_world = true},
-            .sequence_parallel = true,
-            .collectives = TpToSpBlock::collectives(),
-            .groups = {GroupKind::tp}};
-  }
-
   void add_options(CLI::App& app) override {
     add_token_flags(app, shape_, "sequence length S (tokens T = S x B), divisible by TP",
                     "output width H of out_linear");
@@ -114,7 +102,7 @@ class TpToSp final : public Layer {
 
   void setup(LayerContext& ctx) override {
     const GroupPosition tp = ctx.position(GroupKind::tp);
-    const int replica = ctx.position(GroupKind::dp).position;
+    const int replica = ctx.replica();
     const std::size_t n = tp.members.size(), t = static_cast<std::size_t>(tp.position);
     const std::size_t rows = shape_.tokens() / n, k = shape_.k_width() / n;
     const DataType st = ctx.storage();

@@ -140,17 +140,6 @@ Reference reference_vocab(const RefTensor& ids, const RefTensor& targets, const 
 
 class VocabParallel final : public Layer {
  public:
-  LayerDescription describe() const override {
-    return {.program = "layer_vocab_parallel",
-            .name = "vocab_parallel",
-            .summary = "vocab-parallel embedding (masked lookup, allreduce [T,H]) and "
-                       "vocab-parallel cross-entropy on the tied table (MAX, target-logit and "
-                       "sum-exp allreduces of [T] in float32)",
-            .degrees = {.tp = true, .tp_defaults_to_world = true},
-            .collectives = {Collective::allreduce},
-            .groups = {GroupKind::tp}};
-  }
-
   void add_options(CLI::App& app) override {
     add_token_flags(app, shape_, "sequence length S (tokens T = S x B)");
     app.add_option("-V,--vocab", shape_.vocab, "vocabulary size V, divisible by TP");
@@ -206,7 +195,7 @@ class VocabParallel final : public Layer {
 
   void setup(LayerContext& ctx) override {
     const GroupPosition tp = ctx.position(GroupKind::tp);
-    const int replica = ctx.position(GroupKind::dp).position;
+    const int replica = ctx.replica();
     const std::size_t t = shape_.tokens(), h = shape_.h(), v = shape_.v() / tp.members.size();
     const DataType st = ctx.storage();
     Engine& e = ctx.engine();
@@ -218,8 +207,8 @@ class VocabParallel final : public Layer {
     const TokensByRow rows = tokens_by_row(ids_, row0_, v);
     row_ptr_ = ops::upload_int32(e, rows.ptr);
     row_tokens_ = ops::upload_int32(e, rows.index);
-    hd_ = ops::upload(e, make_full(ctx.seed(), {"Hd", replica}, t, h, 1.0f, st), st);
-    dy_ = ops::upload(e, make_full(ctx.seed(), {"dY", replica}, t, h, 1.0f, st), st);
+    hd_ = ctx.replica_input("Hd", t, h);
+    dy_ = ctx.replica_input("dY", t, h);
     e_ = ops::upload(e, make_block(ctx.seed(), {"E"}, {h, row0_, v, 0, h},
                                    1.0f / std::sqrt(static_cast<float>(h)), st), st);
   }

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -116,6 +117,16 @@ class MoeBlock {
   Array gradient_rows(const Array& dy, const Chunk& ch, DataType st) const;
   void compute_experts(Chunk& ch, const Array& in, DataType st, Array& out);
   void experts_backward(Chunk& ch, const Array& din, DataType st, Array& dout);
+  // The experts' compute between the ETP calls of the scheme (none, allgather or
+  // scatter_gather), forward or backward: `compute(in, first, end, out)` on the rows this
+  // rank computes, [first, end) of its ETP group's gathered rows.
+  struct EtpSites {
+    const char *gather, *reduce, *scatter, *collect;
+  };
+  using ExpertCompute =
+      std::function<void(const Array& in, std::size_t first, std::size_t end, Array& out)>;
+  Array expert_stage(LayerContext& ctx, const Chunk& ch, const Array& in, const EtpSites& sites,
+                     const ExpertCompute& compute);
   Array expert_stage_forward(LayerContext& ctx, Chunk& ch, const Array& recv);
   Array expert_stage_backward(LayerContext& ctx, Chunk& ch, const Array& drecv);
   void sum_replicated_grads(LayerContext& ctx);

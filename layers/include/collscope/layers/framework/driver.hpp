@@ -1,5 +1,5 @@
-// The driver every layer binary shares: `int main(argc, argv) { return layer_main(
-// make_tp_mlp(), argc, argv); }`.
+// The driver every layer binary shares: `int main(argc, argv) { const Pipeline& p =
+// pipeline("layer_tp_mlp"); return layer_main(p.description, p.make(), argc, argv); }`.
 //
 //  1. Command line, layout and plan, checked on every rank alike before any message:
 //     a bad flag or a broken constraint (world by TP x CP x PP, FFN by TP, ...) is one
@@ -23,6 +23,8 @@
 
 namespace collscope::layers {
 
-int layer_main(std::unique_ptr<Layer> layer, int argc, char** argv);
+// `description`: what `layer` is (pipelines/catalogue.hpp).
+int layer_main(const LayerDescription& description, std::unique_ptr<Layer> layer, int argc,
+               char** argv);
 
 }  // namespace collscope::layers

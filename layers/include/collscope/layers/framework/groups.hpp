@@ -59,6 +59,9 @@ struct GroupPosition {
   int index = 0;             // which group of this kind (0 .. number of groups - 1)
   int position = 0;          // the rank's place inside it (its rank in the group comm)
   std::vector<int> members;  // world ranks, in group-rank order
+  // As sizes, for the arithmetic of shards: the rank's place, the group's size.
+  std::size_t place() const { return static_cast<std::size_t>(position); }
+  std::size_t size() const { return members.size(); }
 };
 
 // Every group of a kind, each in group-rank order; groups ordered by their first rank.

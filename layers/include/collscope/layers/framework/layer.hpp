@@ -1,9 +1,10 @@
 // What a layer pipeline gives the shared driver (driver.hpp), and what it gets from it.
 //
-// A layer describes itself once (LayerDescription: its program, the parallel degrees it
-// takes, the collectives and groups it uses), binds its shape flags, reads them into a
-// LayerShape, and plans every collective call site of the forward and the backward pass
-// with its element count, written from its shapes. The driver checks the layout and the
+// A layer is described once (LayerDescription: its program, the parallel degrees it
+// takes, the collectives and groups it uses; the pipelines' stand in pipelines/
+// catalogue.cpp). It binds its shape flags, reads them into a LayerShape, and plans every
+// collective call site of the forward and the backward pass with its element count,
+// written from its shapes. The driver checks the layout and the
 // plan before any communication, runs the passes through CollectiveCalls (counted), asks
 // the layer to verify itself against its float64 reference, and compares each site's
 // measured bytes with the exact theory of the chosen algorithm for the planned count.
@@ -131,6 +132,14 @@ class LayerContext {
   CollectiveCalls& calls() { return calls_; }
   // This rank's place in a group (pure: groups.hpp).
   GroupPosition position(GroupKind k) const { return group_of(config_, k, world_rank_); }
+  // This rank's DP replica: a layer's inputs are the same on every rank of one.
+  int replica() const { return position(GroupKind::dp).position; }
+
+  // `t` in the engine's memory, in the storage dtype.
+  Array upload(const Tensor& t);
+  // The generated input `name` [rows, cols] of this rank's replica (math/data.hpp's
+  // make_full, scale 1), uploaded.
+  Array replica_input(std::string_view name, std::size_t rows, std::size_t cols);
   // For verification only (gathers to rank 0): never counted.
   MPI_Comm ctrl() const { return ctrl_; }
 
@@ -146,7 +155,6 @@ class LayerContext {
 class Layer {
  public:
   virtual ~Layer() = default;
-  virtual LayerDescription describe() const = 0;
 
   // Shape flags, bound to the layer's own fields.
   virtual void add_options(CLI::App& app) = 0;

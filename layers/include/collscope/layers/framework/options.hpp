@@ -57,7 +57,7 @@ std::string_view default_algorithm_name(Collective collective);
 const Algorithm& default_algorithm(Collective collective);
 
 // Throws UsageError (one line) for anything malformed; needs no communication.
-// `description` is layer.describe().
+// `description` is the layer's (pipelines/catalogue.hpp).
 LayerOptions parse_layer_options(Layer& layer, const LayerDescription& description, int argc,
                                  const char* const* argv);
 

@@ -30,8 +30,10 @@ struct AttentionFlags {
 // -S (with `seq_help`), -B, -H (with `hidden_help`).
 void add_token_flags(CLI::App& app, TokenShape& s, const std::string& seq_help,
                      const std::string& hidden_help = "hidden size H");
-// --heads, --causal.
-void add_attention_flags(CLI::App& app, AttentionFlags& a);
+// A layer with attention: -S (with `seq_help`), -B, -H (divisible by --heads), --heads,
+// --causal.
+void add_attention_flags(CLI::App& app, TokenShape& s, AttentionFlags& a,
+                         const std::string& seq_help);
 
 // -m device: `value` becomes `device_value` unless the command line gave `flag` (its
 // long name, "--seq").
@@ -40,7 +42,7 @@ void device_default(const CLI::App& app, const char* flag, std::int64_t& value,
 // The device defaults of the shared flags: S 4096, B 1, H 4096 (a GPU's shape: T = 4096
 // tokens, each GEMM of the TP blocks at least 4096 x 4096 x 1024); --heads 32 (d 128).
 void token_device_defaults(const CLI::App& app, TokenShape& s);
-void attention_device_defaults(const CLI::App& app, AttentionFlags& a);
+void attention_device_defaults(const CLI::App& app, TokenShape& s, AttentionFlags& a);
 inline constexpr std::int64_t kDeviceSeq = 4096, kDeviceBatch = 1, kDeviceHidden = 4096,
                               kDeviceHeads = 32;
 
@@ -48,8 +50,8 @@ inline constexpr std::int64_t kDeviceSeq = 4096, kDeviceBatch = 1, kDeviceHidden
 void require_at_least(std::int64_t value, std::int64_t min, std::string_view flag);
 // S, B, H at least 1.
 void check_token_shape(const TokenShape& s);
-// heads at least 1, causal 0 or 1, H divisible by heads.
-void check_attention_flags(const AttentionFlags& a, std::int64_t hidden);
+// check_token_shape, then heads at least 1, causal 0 or 1, H divisible by heads.
+void check_attention_flags(const TokenShape& s, const AttentionFlags& a);
 
 // The attention core's shape (tp_local.hpp): B sequences, d = H / heads, the mask.
 AttentionShape attention_shape(const TokenShape& s, const AttentionFlags& a);
