@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 
-from runtime_noise import without_runtime_noise
+from collscope.runtime_noise import without_runtime_noise
 
 BIN = sys.argv[1]
 SOURCE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")

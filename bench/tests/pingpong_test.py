@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 
-from runtime_noise import without_runtime_noise
+from collscope.runtime_noise import without_runtime_noise
 
 BIN = sys.argv[1]
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",

@@ -10,9 +10,7 @@ import re
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
-                                "tests"))
-from runtime_noise import without_runtime_noise  # noqa: E402  (shared with bench/tests)
+from collscope.runtime_noise import without_runtime_noise
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else ""
 GROUP = sys.argv[2] if len(sys.argv) > 2 else ""

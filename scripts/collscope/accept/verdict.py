@@ -9,7 +9,7 @@ What a candidate means once narrowed:
   unclear                                               -> inconclusive
 """
 
-from stats import FAIL, INCONCLUSIVE, NOT_JUDGED, PASS, median, worst
+from .stats import FAIL, INCONCLUSIVE, NOT_JUDGED, PASS, median, worst
 
 SCHEMA, SCHEMA_VERSION = "collscope acceptance verdict", 2
 EXIT = {PASS: 0, FAIL: 1, INCONCLUSIVE: 4, NOT_JUDGED: 0}

@@ -4,8 +4,8 @@ summaries, and the blame: a GPU as `{kind: gpu, where: "host:index (UUID)", reas
 class}`, one ipc path as a link, a host whose NCCL is slow as a host.
 """
 
-from stats import FAIL, INCONCLUSIVE, NOT_JUDGED, PASS, median, worst
-from verdict import EXIT, STATE_VERDICT, BlameList, final_state, rounded
+from .stats import FAIL, INCONCLUSIVE, NOT_JUDGED, PASS, median, worst
+from .verdict import EXIT, STATE_VERDICT, BlameList, final_state, rounded
 
 UNITS = {"bandwidth": "GB/s", "latency": "us"}
 WHAT = {"d2d": "device-to-device copy", "reduce": "reduce kernel", "h2d": "host-to-device copy",

@@ -21,7 +21,7 @@ The steps:
 
 from collections import Counter, defaultdict
 
-from stats import FAIL, INCONCLUSIVE, NOT_JUDGED, PASS, Outlier, decide, median, worst
+from .stats import FAIL, INCONCLUSIVE, NOT_JUDGED, PASS, Outlier, decide, median, worst
 
 MIN_PEERS = 3      # fewer peers than this: no peer judgement (a median of 2 is no centre)
 
@@ -731,7 +731,7 @@ class Judge:
         self.baselines = self.judge_baselines()
         self.host_limits = self.judge_host_limits()
         self.collective_results = self.judge_collectives()
-        from verdict import build   # the dict and its wording live apart from the statistics
+        from .verdict import build   # the dict and its wording live apart from the statistics
         return build(self)
 
     def recheck_compute(self, compute):
