@@ -28,15 +28,9 @@ import sys
 import tempfile
 
 from collscope.accept import gpu_cases
+from collscope.checks import check, failures
 
 BIN = os.path.abspath(sys.argv[1])
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def run(name, attempts=2):

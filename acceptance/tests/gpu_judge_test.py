@@ -16,14 +16,7 @@ from synthetic_gpu import GpuWorld, blame_of, judge
 
 from collscope.accept.gpu_spec import GpuClassSpec, gpu_class_spec, known_models
 from collscope.accept.spec import SpecError, load_spec
-
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
+from collscope.checks import check, failures
 
 
 def gpu_blame(world, r):

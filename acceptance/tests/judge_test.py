@@ -18,14 +18,7 @@ from synthetic import Cluster, blame_of, judge, spec
 
 from collscope.accept.spec import ClassSpec, SpecError, load_model, load_spec, port_time
 from collscope.accept.stats import Outlier, decide, mad, median, robust_z
-
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
+from collscope.checks import check, failures
 
 
 def inter_links(v):

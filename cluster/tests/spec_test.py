@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""scripts/collscope/cluster/spec.py without a cluster (ctest cluster_spec): rates, delays, hosts, addresses and
+"""collscope/cluster/spec.py without a cluster (ctest cluster_spec): rates, delays, hosts, addresses and
 which rate each link gets. Runs everywhere (no namespaces needed)."""
 
 import unittest

@@ -29,18 +29,11 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 SCRIPTS = os.path.join(ROOT, "scripts")
 
 import fake_mpirun
+from collscope.checks import check, failures
 from collscope.model import accuracy as acc
 from collscope.model import fit
 
 ARGS = None
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
 
 
 def near(got, want, rel, what):

@@ -81,12 +81,3 @@ def main():
         ma, mb = statistics.median(busbw[a][key]), statistics.median(busbw[b][key])
         ratio = ma / mb if mb > 0 else float("nan")
         print(f"  {key[0]:>12} {key[1]:>8} {key[2]:>5} {ma:>22.3f} {mb:>22.3f} {ratio:>7.3f}")
-
-
-def run():
-    """The program, as scripts/compare runs it."""
-    main()
-
-
-if __name__ == "__main__":
-    run()

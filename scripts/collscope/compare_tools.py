@@ -512,7 +512,3 @@ def run():
     except Failure as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         sys.exit(e.code)
-
-
-if __name__ == "__main__":
-    run()

@@ -381,7 +381,3 @@ def run():
     except Fail as e:
         print(f"gpu-bundle: error: {e}", file=sys.stderr)
         sys.exit(e.code)
-
-
-if __name__ == "__main__":
-    run()

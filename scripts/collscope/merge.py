@@ -266,12 +266,3 @@ def main():
         print(f"merge: error: {e}", file=sys.stderr)
         return 3
     return 0
-
-
-def run():
-    """The program, as scripts/merge runs it."""
-    sys.exit(main())
-
-
-if __name__ == "__main__":
-    run()

@@ -230,18 +230,6 @@ def main(argv):
     except Usage as e:
         print(f"predict-rules: error: {e}", file=sys.stderr)
         return 2
-    except Failed as e:
+    except (Failed, OSError) as e:
         print(f"predict-rules: error: {e}", file=sys.stderr)
         return 3
-    except OSError as e:
-        print(f"predict-rules: error: {e}", file=sys.stderr)
-        return 3
-
-
-def run():
-    """The program, as scripts/predict-rules runs it."""
-    sys.exit(main(sys.argv[1:]))
-
-
-if __name__ == "__main__":
-    run()

@@ -1504,12 +1504,3 @@ def main():
     except IOFailure as e:
         print(f"report: {e}", file=sys.stderr)
         sys.exit(EXIT_IO)
-
-
-def run():
-    """The program, as scripts/report runs it."""
-    main()
-
-
-if __name__ == "__main__":
-    run()

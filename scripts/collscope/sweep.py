@@ -726,18 +726,6 @@ def main(argv):
     except Refused as e:
         print(f"sweep: error: {e}", file=sys.stderr)
         return 2
-    except NoSbatch as e:
+    except (NoSbatch, OSError) as e:
         print(f"sweep: error: {e}", file=sys.stderr)
         return 3
-    except OSError as e:
-        print(f"sweep: error: {e}", file=sys.stderr)
-        return 3
-
-
-def run():
-    """The program, as scripts/sweep runs it."""
-    sys.exit(main(sys.argv[1:]))
-
-
-if __name__ == "__main__":
-    run()

@@ -16,19 +16,14 @@ import subprocess
 import sys
 import tempfile
 
+from collscope.checks import check, failures
+
 sys.dont_write_bytecode = True
 BIN = sys.argv[1]
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "compare-tools")
 DATA = os.path.join(HERE, "data", "compare_tools")
 SKIP = 77
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def load_script():

@@ -317,7 +317,3 @@ def main(argv=None):
             raise
         print(f"accept: internal error: {type(e).__name__}: {e} (ACCEPT_DEBUG=1 shows where)", file=sys.stderr)
         return EXIT_RUNTIME
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -104,12 +104,3 @@ def main():
         steps.append(("accept-repeat", lambda: repeat(args)))
     results = [step(name, fn) for name, fn in steps]
     return 0 if all(results) else 1
-
-
-def run():
-    """The program, as scripts/accept-gpu-check runs it."""
-    sys.exit(main())
-
-
-if __name__ == "__main__":
-    run()

@@ -156,7 +156,3 @@ def main(argv=None):
     for line in filled or ["nothing to fill"]:
         print(f"accept-reference: {line}", file=sys.stderr)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -112,7 +112,3 @@ def run():
     except KeyboardInterrupt:   # the cluster of the run in progress was taken down
         print("accept-repeat: interrupted", file=sys.stderr)
         sys.exit(130)
-
-
-if __name__ == "__main__":
-    run()

@@ -383,12 +383,3 @@ def main(argv):
     except BrokenPipeError:   # `status | head`: stop quietly (the Python docs' recipe)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return FAILED
-
-
-def run():
-    """The program, as scripts/emulated-cluster runs it."""
-    sys.exit(main(sys.argv[1:]))
-
-
-if __name__ == "__main__":
-    run()

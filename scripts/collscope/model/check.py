@@ -35,6 +35,7 @@ import sys
 import tempfile
 
 from collscope import algorithms
+from collscope.command_line import join_command_line_values
 from collscope.model import accuracy as acc
 from collscope.paths import ROOT, SCRIPTS   # scripts/fit-model (in a GPU bundle: python/fit-model)
 
@@ -47,21 +48,8 @@ def fail(msg, code):
     sys.exit(code)
 
 
-# Options whose value is itself a command line: "--mpirun-args --oversubscribe" is one
-# option and its value, though the value starts with a dash (argparse would refuse it).
+# Options whose value is itself a command line (command_line.join_command_line_values).
 COMMAND_LINE_OPTIONS = ("--mpirun", "--mpirun-args", "--fit-args", "--sizes")
-
-
-def join_command_line_values(argv):
-    out, i = [], 0
-    while i < len(argv):
-        if argv[i] in COMMAND_LINE_OPTIONS and i + 1 < len(argv):
-            out.append(f"{argv[i]}={argv[i + 1]}")
-            i += 2
-        else:
-            out.append(argv[i])
-            i += 1
-    return out
 
 
 def parse_args(argv):
@@ -79,7 +67,8 @@ def parse_args(argv):
     p.add_argument("--mpirun", default="mpirun -q", help="the launcher")
     p.add_argument("--mpirun-args", default="", help="passed to every launch")
     p.add_argument("--json", default=None, help="also write the rows and tables as JSON")
-    a = p.parse_args(join_command_line_values(sys.argv[1:] if argv is None else argv))
+    argv = sys.argv[1:] if argv is None else argv
+    a = p.parse_args(join_command_line_values(argv, COMMAND_LINE_OPTIONS))
     # (argparse exits 2 on bad usage)
     for name, low in (("np", 2), ("fits", 1), ("iters", 1), ("repeats", 1)):
         if getattr(a, name) < low:
@@ -302,12 +291,3 @@ def main(argv=None):
     finally:
         if a.out is None:
             shutil.rmtree(out, ignore_errors=True)
-
-
-def run():
-    """The program, as scripts/model-check runs it."""
-    main()
-
-
-if __name__ == "__main__":
-    run()

@@ -76,6 +76,7 @@ import socket
 import subprocess
 import sys
 
+from collscope.command_line import join_command_line_values
 from collscope.model import fit
 from collscope.paths import ROOT
 
@@ -127,21 +128,8 @@ def size_arg(text):
     return n
 
 
-# Options whose value is itself a command line: "--mpirun-args --oversubscribe" is one
-# option and its value, though the value starts with a dash (argparse would refuse it).
+# Options whose value is itself a command line (command_line.join_command_line_values).
 COMMAND_LINE_OPTIONS = ("--mpirun", "--mpirun-args", "--intra-pair-args", "--inter-pair-args")
-
-
-def join_command_line_values(argv):
-    out, i = [], 0
-    while i < len(argv):
-        if argv[i] in COMMAND_LINE_OPTIONS and i + 1 < len(argv):
-            out.append(f"{argv[i]}={argv[i + 1]}")
-            i += 2
-        else:
-            out.append(argv[i])
-            i += 1
-    return out
 
 
 def parse_args(argv):
@@ -167,7 +155,8 @@ def parse_args(argv):
     p.add_argument("--inter-links", choices=("per_rank", "per_node_pair"), default="per_rank",
                    help="what a message between nodes queues on: its ranks' ports (a NIC per "
                         "rank) or the link between the two nodes; default per_rank")
-    a = p.parse_args(join_command_line_values(sys.argv[1:] if argv is None else argv))
+    argv = sys.argv[1:] if argv is None else argv
+    a = p.parse_args(join_command_line_values(argv, COMMAND_LINE_OPTIONS))
     # (argparse exits 2 on bad usage)
     if a.np < 2:
         fail(f"--np must be at least 2, got {a.np}", 2)
@@ -436,12 +425,3 @@ def main(argv=None):
     write_atomically(args.out, model)
     print(summary(model))
     print(f"{PROGRAM}: wrote {args.out}")
-
-
-def run():
-    """The program, as scripts/fit-model runs it."""
-    main()
-
-
-if __name__ == "__main__":
-    run()
