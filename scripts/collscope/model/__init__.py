@@ -1,2 +1,3 @@
 """The time model's Python side (collectives/model/MODEL.md): fit (the arithmetic of
-scripts/fit-model) and accuracy (predicted against measured, for model-check and report)."""
+fit_model, scripts/fit-model), accuracy (predicted against measured, for check,
+scripts/model-check, and for report)."""
