@@ -227,9 +227,6 @@ def main(argv):
                   "(MISMATCH rows in predicted_rules.jsonl)", file=sys.stderr)
             return 1
         return 0
-    except Usage as e:
+    except (Usage, Failed, OSError) as e:
         print(f"predict-rules: error: {e}", file=sys.stderr)
-        return 2
-    except (Failed, OSError) as e:
-        print(f"predict-rules: error: {e}", file=sys.stderr)
-        return 3
+        return 2 if isinstance(e, Usage) else 3

@@ -723,9 +723,6 @@ def main(argv):
         if args.collect:
             return cmd_collect(os.path.abspath(args.collect))
         return cmd_sweep(args)
-    except Refused as e:
+    except (Refused, NoSbatch, OSError) as e:
         print(f"sweep: error: {e}", file=sys.stderr)
-        return 2
-    except (NoSbatch, OSError) as e:
-        print(f"sweep: error: {e}", file=sys.stderr)
-        return 3
+        return 2 if isinstance(e, Refused) else 3

@@ -35,7 +35,7 @@ import sys
 import tempfile
 
 from collscope import algorithms
-from collscope.command_line import join_command_line_values
+from collscope.command_line import join_command_line_values, launch, split_words
 from collscope.model import accuracy as acc
 from collscope.paths import ROOT, SCRIPTS   # scripts/fit-model (in a GPU bundle: python/fit-model)
 
@@ -73,12 +73,9 @@ def parse_args(argv):
     for name, low in (("np", 2), ("fits", 1), ("iters", 1), ("repeats", 1)):
         if getattr(a, name) < low:
             fail(f"--{name} must be at least {low}, got {getattr(a, name)}", 2)
-    try:
-        a.launcher = shlex.split(a.mpirun) + shlex.split(a.mpirun_args)
-        a.size_flags = shlex.split(a.sizes)
-        a.fit_flags = shlex.split(a.fit_args)
-    except ValueError as e:
-        fail(f"cannot split the arguments: {e}", 2)
+    words = split_words(a, ("mpirun", "mpirun_args", "sizes", "fit_args"), fail, "the arguments")
+    a.launcher = words["mpirun"] + words["mpirun_args"]
+    a.size_flags, a.fit_flags = words["sizes"], words["fit_args"]
     for m in a.model:
         if not os.path.isfile(m):
             fail(f"no model file '{m}'", 2)
@@ -134,17 +131,9 @@ def fit_models(a, out):
 
 
 def run(a, binary, model, out_file):
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1")
     cmd = [*a.launcher, "-np", str(a.np), os.path.join(a.bin, binary), *a.size_flags, "-n",
            str(a.iters), "-w", "3", "-c", "0", "--model", model, "--format", "jsonl"]
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        fail(f"cannot run {' '.join(cmd)}: {e}", 3)
-    if p.returncode != 0:
-        last = (p.stderr.strip().splitlines() or ["(no message)"])[-1]
-        fail(f"{' '.join(cmd)} exited {p.returncode}: {last}", 3 if p.returncode != 2 else 2)
+    p = launch(cmd, fail, RUN_TIMEOUT_S, lambda returncode: 2 if returncode == 2 else 3)
     lines = [line for line in p.stdout.splitlines() if line.startswith("{")]
     with open(out_file, "a") as f:
         f.write("".join(line + "\n" for line in lines))

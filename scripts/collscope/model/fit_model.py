@@ -71,12 +71,10 @@ import datetime
 import json
 import os
 import platform
-import shlex
 import socket
-import subprocess
 import sys
 
-from collscope.command_line import join_command_line_values
+from collscope.command_line import join_command_line_values, launch, split_words
 from collscope.model import fit
 from collscope.paths import ROOT
 
@@ -169,12 +167,10 @@ def parse_args(argv):
     for name in BINARIES:
         if not os.access(os.path.join(a.bin, name), os.X_OK):
             fail(f"no binary '{name}' in {a.bin} (build first, or pass --bin)", 2)
-    try:
-        a.launcher = shlex.split(a.mpirun) + shlex.split(a.mpirun_args)
-        a.intra = shlex.split(a.intra_pair_args)
-        a.inter = shlex.split(a.inter_pair_args)
-    except ValueError as e:
-        fail(f"cannot split the launcher's arguments: {e}", 2)
+    words = split_words(a, ("mpirun", "mpirun_args", "intra_pair_args", "inter_pair_args"), fail,
+                        "the launcher's arguments")
+    a.launcher = words["mpirun"] + words["mpirun_args"]
+    a.intra, a.inter = words["intra_pair_args"], words["inter_pair_args"]
     if not a.launcher:
         fail("--mpirun is empty", 2)
     if a.out is None:
@@ -187,16 +183,8 @@ def parse_args(argv):
 
 def run(args, np, binary, flags, placement=()):
     """Runs `binary` on `np` ranks; returns its JSON lines."""
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1")
     cmd = [*args.launcher, *placement, "-np", str(np), os.path.join(args.bin, binary), *flags]
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        fail(f"cannot run {' '.join(cmd)}: {e}", 3)
-    if p.returncode != 0:
-        last = (p.stderr.strip().splitlines() or ["(no message)"])[-1]
-        fail(f"{' '.join(cmd)} exited {p.returncode}: {last}", 3)
+    p = launch(cmd, fail, RUN_TIMEOUT_S)
     try:
         rows = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
     except ValueError as e:
