@@ -470,7 +470,7 @@ std::vector<std::byte> sender_pattern(std::size_t bytes, int sender) {
 // A round-robin tournament by the circle method: rank m-1 stays put, the others rotate;
 // round r pairs m-1 with r and (r+i) with (r-i) mod (m-1). m = N, or N+1 when N is odd
 // (the extra "rank" is a rest: its partner sits the round out). Every pair meets in
-// exactly one round. acceptance/judge.py rebuilds the same rounds from N (to know which
+// exactly one round. scripts/collscope/accept/judge.py rebuilds the same rounds from N (to know which
 // pairs shared hosts in a round), and pingpong_test.py checks them.
 std::vector<std::vector<Pair>> tournament_rounds(int n) {
   const int m = n % 2 == 0 ? n : n + 1;

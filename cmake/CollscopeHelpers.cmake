@@ -51,3 +51,13 @@ foreach(candidate /usr/bin/python3 ${Python3_EXECUTABLE})
     break()
   endif()
 endforeach()
+
+# The Python tests import the tools' package, scripts/collscope (never the other way
+# round): every test defined so far in the calling directory gets it on PYTHONPATH. Call
+# it at the end of a CMakeLists.txt whose tests run Python.
+function(collscope_python_path)
+  get_property(tests DIRECTORY PROPERTY TESTS)
+  if(tests)
+    set_property(TEST ${tests} APPEND PROPERTY ENVIRONMENT "PYTHONPATH=${PROJECT_SOURCE_DIR}/scripts")
+  endif()
+endfunction()

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """scripts/accept on GPU classes, end to end on the emulated device (local ranks, each its
-own emulated GPU; gpu_cases.py has the cases and their settings):
+own emulated GPU; collscope/accept/gpu_cases.py has the cases and their settings):
 
   memory     4 ranks, rank 2's device copies 4 x slower (COLLSCOPE_DEVICE_SLOWDOWN=2:4:memory):
              exit 1, blame exactly rank 2's GPU (gpu_memory), NCCL "not measured: <why>";
@@ -27,16 +27,10 @@ import subprocess
 import sys
 import tempfile
 
-import gpu_cases
+from collscope.accept import gpu_cases
+from collscope.checks import check, failures
 
 BIN = os.path.abspath(sys.argv[1])
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def run(name, attempts=2):

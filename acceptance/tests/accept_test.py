@@ -25,6 +25,8 @@ import sys
 import tempfile
 import time
 
+from collscope.checks import check, failures
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 ACCEPT = os.path.join(ROOT, "scripts", "accept")
@@ -37,13 +39,6 @@ for name in ("COLLSCOPE_HOSTFILE", "SLURM_JOB_ID", "COLLSCOPE_DEBUG_SLOW_COMPUTE
 FAST = ["--np", "4", "--repeats", "3", "--bandwidth-bytes", "256K", "--iters", "3", "--warmup", "0",
         "--collective-min-bytes", "64K", "--collective-max-bytes", "64K", "--compute-bytes", "1M",
         "--timeout", "30", "--quiet"]
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def accept(args, env=None, timeout=300):

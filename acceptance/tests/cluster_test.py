@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""scripts/accept on an emulated cluster of 4 hosts x 2 ranks, one case (cases.py):
+"""scripts/accept on an emulated cluster of 4 hosts x 2 ranks, one case (collscope/accept/cases.py):
 
   slow_link  one inter-host link at a quarter of the others' rate: exit 1, blame is exactly
              that link
@@ -15,9 +15,9 @@ import os
 import shutil
 import sys
 
-import cases
-import clusterlib
-from clusterlib import Failed
+from collscope.accept import cases
+from collscope.cluster import harness as clusterlib
+from collscope.cluster.harness import Failed
 
 
 def inconclusive(out):

@@ -14,16 +14,9 @@ import tempfile
 import synthetic_gpu as sg
 from synthetic_gpu import GpuWorld, blame_of, judge
 
-from gpu_spec import GpuClassSpec, gpu_class_spec, known_models   # noqa: E402
-from spec import SpecError, load_spec                             # noqa: E402
-
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
+from collscope.accept.gpu_spec import GpuClassSpec, gpu_class_spec, known_models
+from collscope.accept.spec import SpecError, load_spec
+from collscope.checks import check, failures
 
 
 def gpu_blame(world, r):
@@ -158,11 +151,11 @@ def slow_rank_in(screening, rank, keys, factor=0.3):
 
 
 def judge_screening(world, screening):
-    from gpu_judge import GpuJudge
-    from judge import Judge
-    from measure import Screening
-    from placement import Layout
-    import gpu_verdict
+    from collscope.accept.gpu_judge import GpuJudge
+    from collscope.accept.judge import Judge
+    from collscope.accept.measure import Screening
+    from collscope.accept.placement import Layout
+    from collscope.accept import gpu_verdict
     s = sg.spec()
     layout = Layout(world.hosts)
     verdict = Judge(layout, Screening(), {}, s, None, None, (), links=False).run()
@@ -266,7 +259,7 @@ def test_spec():
 
 def test_reference():
     """scripts/accept-reference fills the null figures of the models a passing run measured."""
-    import reference
+    from collscope.accept import reference
     root = os.path.dirname(os.path.dirname(sg.HERE))
     v = judge(GpuWorld())
     v["memory"]["runtime"] = "cuda"

@@ -16,16 +16,9 @@ import tempfile
 import synthetic
 from synthetic import Cluster, blame_of, judge, spec
 
-from spec import ClassSpec, SpecError, load_model, load_spec, port_time  # noqa: E402
-from stats import Outlier, decide, mad, median, robust_z                 # noqa: E402
-
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
+from collscope.accept.spec import ClassSpec, SpecError, load_model, load_spec, port_time
+from collscope.accept.stats import Outlier, decide, mad, median, robust_z
+from collscope.checks import check, failures
 
 
 def inter_links(v):
@@ -134,7 +127,7 @@ def test_blame():
     for i in range(2):   # one pair low in 2 of 9 observations: noise, not a fault
         s.bandwidth["rounds"][i][0][4] *= 0.3
         s.bandwidth["rounds"][i][4][0] *= 0.3
-    from judge import Judge
+    from collscope.accept.judge import Judge
     v = Judge(c.layout, s, {}, spec(), None, synthetic.Retests(c)).run()
     check(v["verdict"] == "pass" and not v["retests"], f"2 low observations of 9: pass without retest ({blame_of(v)})")
     s = c.screening()

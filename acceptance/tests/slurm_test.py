@@ -11,9 +11,9 @@ import shutil
 import sys
 import tempfile
 
-import cases
-import clusterlib
-from clusterlib import Cluster, check
+from collscope.accept import cases
+from collscope.cluster import harness as clusterlib
+from collscope.cluster.harness import Cluster, check
 
 SETTINGS = ["--repeats", "2", "--patterns", "pairs,ring", "--bandwidth-bytes", "256K", "--iters", "3",
             "--warmup", "0", "--collectives", "allreduce_ring", "--collective-min-bytes", "256K",

@@ -6,16 +6,13 @@ the same made-up links again.
 
 import os
 import random
-import sys
+
+from collscope.accept.judge import Judge, ring_share, rounds_shares, tournament
+from collscope.accept.measure import Screening
+from collscope.accept.placement import Layout
+from collscope.accept.spec import Spec, MEASURE_DEFAULTS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-
-from judge import Judge, ring_share, rounds_shares, tournament  # noqa: E402
-from measure import Screening                                 # noqa: E402
-from placement import Layout                                  # noqa: E402
-from spec import Spec, MEASURE_DEFAULTS                       # noqa: E402
-
 INTER_GBPS, INTRA_GBPS = 0.025, 5.0
 INTER_US, INTRA_US = 40.0, 2.0
 COMPUTE_US = 150.0

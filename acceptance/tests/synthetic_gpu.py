@@ -6,20 +6,17 @@ little seeded noise; and a retest callback that measures the same made-up GPUs a
 
 import os
 import random
-import sys
+
+from collscope.accept.gpu_judge import GpuJudge
+from collscope.accept.gpu_measure import GpuScreening
+from collscope.accept.gpus import GpuLayout
+from collscope.accept.judge import Judge
+from collscope.accept.measure import Screening
+from collscope.accept.placement import Layout
+from collscope.accept.spec import MEASURE_DEFAULTS, PEER_DEFAULTS, Spec
+from collscope.accept import gpu_verdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-
-from gpu_judge import GpuJudge                      # noqa: E402
-from gpu_measure import GpuScreening                 # noqa: E402
-from gpus import GpuLayout                           # noqa: E402
-from judge import Judge                              # noqa: E402
-from measure import Screening                        # noqa: E402
-from placement import Layout                         # noqa: E402
-from spec import MEASURE_DEFAULTS, PEER_DEFAULTS, Spec   # noqa: E402
-import gpu_verdict                                   # noqa: E402
-
 FIGURES_GBPS = {"d2d": 2000.0, "reduce": 1350.0, "h2d": 50.0, "d2h": 50.0, "bidir": 90.0}
 IPC_GBPS = {True: 900.0, False: 300.0}   # ranks on one GPU, on two
 IPC_US = 12.0

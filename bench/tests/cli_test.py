@@ -14,13 +14,13 @@ import subprocess
 import sys
 import tempfile
 
-from runtime_noise import without_runtime_noise
+from collscope.checks import check, failures
+from collscope.runtime_noise import without_runtime_noise
 
 BIN = sys.argv[1]
 SOURCE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_rmaps_base_oversubscribe="1")
-failures = []
 
 
 def run(binary, args, np=2, env=None, timeout=120):
@@ -28,12 +28,6 @@ def run(binary, args, np=2, env=None, timeout=120):
     p = subprocess.run(cmd, capture_output=True, text=True, env=dict(ENV, **(env or {})),
                        timeout=timeout)
     return p.returncode, p.stdout, without_runtime_noise(p.stderr)
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 BAD_INPUT = [  # (binary, args, message pattern)

@@ -16,13 +16,14 @@ import subprocess
 import sys
 import tempfile
 
-from runtime_noise import without_runtime_noise
+from collscope.accept.judge import tournament   # the rounds, as the acceptance judge restates them
+from collscope.checks import check, failures
+from collscope.runtime_noise import without_runtime_noise
 
 BIN = sys.argv[1]
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_rmaps_base_oversubscribe="1")
 FAST = ["-n", "3", "-w", "1"]
-failures = []
 
 
 def run(args, np=2, env=None, timeout=60):
@@ -34,12 +35,6 @@ def run(args, np=2, env=None, timeout=60):
     p = subprocess.run(cmd, capture_output=True, text=True, env=dict(ENV, **extra),
                        timeout=timeout)
     return p.returncode, p.stdout, without_runtime_noise(p.stderr)
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def json_rows(out):
@@ -225,17 +220,6 @@ def test_faults():
     check(re.search(r"pingpong: timeout: rank 0 stuck for more than 1\.0 s in pingpong/pingpong, "
                     r"phase probe step 1, waiting to receive from rank 1", err) is not None,
           f"timeout message names rank, phase and peer: {err!r}")
-
-
-def tournament(n):
-    """The rounds of --pattern rounds, restated from the circle method: rank m-1 stays put,
-    round r pairs it with r and (r+i) with (r-i) mod (m-1); m = n, or n+1 (a rest) when odd."""
-    m = n + n % 2
-    rounds = []
-    for r in range(m - 1):
-        pairs = [(m - 1, r)] + [((r + i) % (m - 1), (r - i) % (m - 1)) for i in range(1, m // 2)]
-        rounds.append([tuple(sorted(p)) for p in pairs if max(p) < n])
-    return rounds
 
 
 def check_pattern_record(r, pattern, n, size):

@@ -21,8 +21,8 @@ import os
 import re
 import sys
 
-import clusterlib
-from clusterlib import Cluster, Failed, check
+from collscope.cluster import harness as clusterlib
+from collscope.cluster.harness import Cluster, Failed, check
 
 HOSTS, RANKS_PER_HOST = 4, 2
 ROOT = clusterlib.ROOT

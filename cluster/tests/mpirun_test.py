@@ -18,8 +18,8 @@ import sys
 
 import h5py
 
-import clusterlib
-from clusterlib import Cluster, check
+from collscope.cluster import harness as clusterlib
+from collscope.cluster.harness import Cluster, check
 
 HOSTS, RANKS_PER_HOST = 4, 2
 ITERS, WARMUP = 5, 1

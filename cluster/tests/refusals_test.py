@@ -18,8 +18,8 @@ import subprocess
 import sys
 import tempfile
 
-import clusterlib
-from clusterlib import Cluster, check
+from collscope.cluster import harness as clusterlib
+from collscope.cluster.harness import Cluster, check
 
 USAGE = [
     ([], "arguments are required"),

@@ -21,8 +21,8 @@ import sys
 import tempfile
 import time
 
-import clusterlib
-from clusterlib import Cluster, check
+from collscope.cluster import harness as clusterlib
+from collscope.cluster.harness import Cluster, check
 
 FAILING_SLURMD = "#!/bin/sh\necho 'stand-in slurmd: failing' >&2\nexit 1\n"
 # Starts like the real one (detaches, the starter returns) but never talks to slurmctld.

@@ -19,8 +19,8 @@ import re
 import subprocess
 import sys
 
-import clusterlib
-from clusterlib import Cluster, check
+from collscope.cluster import harness as clusterlib
+from collscope.cluster.harness import Cluster, check
 
 HOSTS = 4
 SIZE = ["-b", "2M", "-e", "2M", "-n", "3", "-w", "1"]

@@ -1,15 +1,11 @@
 #!/usr/bin/python3
-"""cluster/spec.py without a cluster (ctest cluster_spec): rates, delays, hosts, addresses and
+"""collscope/cluster/spec.py without a cluster (ctest cluster_spec): rates, delays, hosts, addresses and
 which rate each link gets. Runs everywhere (no namespaces needed)."""
 
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-
-from spec import (Spec, SpecError, format_rate, host_address, make_spec, parse_delay,  # noqa: E402
-                  parse_rate)
+from collscope.cluster.spec import (Spec, SpecError, format_rate, host_address, make_spec, parse_delay,
+                                    parse_rate)
 
 
 class Rates(unittest.TestCase):

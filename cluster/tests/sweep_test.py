@@ -20,8 +20,8 @@ import time
 
 import h5py
 
-import clusterlib
-from clusterlib import Cluster, check
+from collscope.cluster import harness as clusterlib
+from collscope.cluster.harness import Cluster, check
 
 SWEEP = os.path.join(clusterlib.ROOT, "scripts", "sweep")
 ITERS, WARMUP = 3, 1

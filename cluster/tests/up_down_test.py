@@ -20,8 +20,8 @@ import subprocess
 import sys
 import time
 
-import clusterlib
-from clusterlib import Cluster, check
+from collscope.cluster import harness as clusterlib
+from collscope.cluster.harness import Cluster, check
 
 HOSTS = 4
 FLAGS = ["--rate", "400mbit", "--link", "h0-h3:100mbit"]

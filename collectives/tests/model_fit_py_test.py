@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The time model's Python side: scripts/model_fit.py and scripts/model_accuracy.py on
+"""The time model's Python side: scripts/collscope/model/fit.py and accuracy.py on
 synthetic numbers, scripts/fit-model against fake_mpirun.py (an imagined cluster with
 known costs), and both scripts' command lines.
 
@@ -27,22 +27,13 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SCRIPTS = os.path.join(ROOT, "scripts")
-sys.path.insert(0, SCRIPTS)
-sys.path.insert(0, HERE)
 
-import fake_mpirun  # noqa: E402
-import model_accuracy as acc  # noqa: E402
-import model_fit as fit  # noqa: E402
+import fake_mpirun
+from collscope.checks import check, failures
+from collscope.model import accuracy as acc
+from collscope.model import fit
 
 ARGS = None
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
 
 
 def near(got, want, rel, what):

@@ -10,9 +10,8 @@ import re
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
-                                "tests"))
-from runtime_noise import without_runtime_noise  # noqa: E402  (shared with bench/tests)
+from collscope.checks import check, failures
+from collscope.runtime_noise import without_runtime_noise
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else ""
 GROUP = sys.argv[2] if len(sys.argv) > 2 else ""
@@ -21,13 +20,6 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
            OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_rmaps_base_oversubscribe="1")
 ELEM = {"float": 4, "bfloat16": 2}
 QUICK = ["-n", "2", "-w", "0"]
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def run(binary, args, np, env=None):

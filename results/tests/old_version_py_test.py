@@ -19,15 +19,10 @@ import tempfile
 
 import h5py
 
+from collscope.checks import check, failures
+
 SOURCE, VERSION = sys.argv[1], int(sys.argv[2])
 FIXTURE = os.path.join(SOURCE, "results", "tests", "data", f"schema_v{VERSION}.h5")
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
 
 
 def run(*cmd):

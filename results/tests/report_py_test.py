@@ -38,19 +38,13 @@ import zlib
 import h5py
 import numpy as np
 
+from collscope.checks import check, failures
+
 MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1")
 SWEEP = ["-b", "1K", "-e", "64K", "-f", "8", "-n", "3", "-w", "1"]
 VENDOR = {"mpi", "nccl"}
 ARGS = None
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
 
 
 # ---- making files ------------------------------------------------------------------------

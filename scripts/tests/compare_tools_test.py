@@ -7,8 +7,6 @@ COLLSCOPE_OSU_SOURCE (skipped, exit 77, when neither is set).
 
 usage: compare_tools_test.py BIN_DIR GROUP   (GROUP: parse | bad_input | end_to_end)
 """
-import importlib.machinery
-import importlib.util
 import json
 import os
 import re
@@ -16,27 +14,15 @@ import subprocess
 import sys
 import tempfile
 
+from collscope import compare_tools as ct   # its parsers, beside scripts/compare-tools's command line
+from collscope.checks import check, failures
+
 sys.dont_write_bytecode = True
 BIN = sys.argv[1]
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "compare-tools")
 DATA = os.path.join(HERE, "data", "compare_tools")
 SKIP = 77
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
-def load_script():
-    loader = importlib.machinery.SourceFileLoader("compare_tools", SCRIPT)
-    spec = importlib.util.spec_from_loader("compare_tools", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
 
 
 def sample(name):
@@ -45,7 +31,6 @@ def sample(name):
 
 
 def test_parse():
-    ct = load_script()
     imb = sample("imb_allreduce_barrier.txt")
     times, reps = ct.parse_imb(imb, "Allreduce")
     check(times == {8: 0.24, 1024: 0.46, 1048576: 245.52}, f"IMB Allreduce: t_avg per size ({times})")

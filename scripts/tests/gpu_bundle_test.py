@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 
+from collscope.checks import check, failures
+
 BIN = os.path.abspath(sys.argv[1])
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpu-bundle")
 LIMIT = 60 * 1024 * 1024
@@ -29,13 +31,6 @@ BASE = re.compile(r"^(linux-vdso|ld-linux[^/]*|libc|libm|libmvec|libpthread|libd
 SYSTEM_DIRS = ("/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/")
 GPU = re.compile(r"(^|/)lib(cuda|cudart|cublas|cublasLt|nccl|nvidia-[^/]*|nvrtc|cufft|curand|cusparse|cusolver)"
                  r"[._-][^/]*$")
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def clean_sh(bundle, script, timeout=120, extra_env=None):

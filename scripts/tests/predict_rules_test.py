@@ -19,13 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what, flush=True)
-    if not ok:
-        failures.append(what)
+from collscope.checks import check, failures
 
 
 # The rules, as docs/selection-rules.md states them, at the points the test predicts

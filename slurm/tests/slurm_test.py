@@ -30,6 +30,8 @@ import time
 
 import h5py
 
+from collscope.cluster.harness import Failed, check
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SWEEP = os.path.join(ROOT, "scripts", "sweep")
 CLUSTER = os.path.join(ROOT, "slurm", "local-cluster")
@@ -37,16 +39,6 @@ SKIP = 77
 SIZES = ["-b", "1K", "-e", "16K", "-f", "4", "-n", "3", "-w", "1"]
 SIZE_BYTES = [1024, 4096, 16384]
 NEEDED = ["munged", "slurmctld", "slurmd", "sbatch", "squeue", "scontrol", "sinfo", "srun"]
-
-
-class Failed(Exception):
-    pass
-
-
-def check(condition, what):
-    if not condition:
-        raise Failed(what)
-    print(f"ok - {what}", flush=True)
 
 
 def run(argv, env, timeout=60):

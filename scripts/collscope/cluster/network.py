@@ -24,7 +24,7 @@ import signal
 import subprocess
 import time
 
-from spec import BRIDGE_ADDRESS, SUBNET, host_address, host_name
+from .spec import BRIDGE_ADDRESS, SUBNET, host_address, host_name
 
 BRIDGE = "cs-br"
 HOST_DEVICE = "eth0"

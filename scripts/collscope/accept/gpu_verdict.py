@@ -4,8 +4,8 @@ summaries, and the blame: a GPU as `{kind: gpu, where: "host:index (UUID)", reas
 class}`, one ipc path as a link, a host whose NCCL is slow as a host.
 """
 
-from stats import FAIL, INCONCLUSIVE, NOT_JUDGED, PASS, median, worst
-from verdict import EXIT, STATE_VERDICT, BlameList, final_state, rounded
+from .stats import FAIL, INCONCLUSIVE, NOT_JUDGED, PASS, median, worst
+from .verdict import EXIT, STATE_VERDICT, BlameList, final_state, retests_said, rounded
 
 UNITS = {"bandwidth": "GB/s", "latency": "us"}
 WHAT = {"d2d": "device-to-device copy", "reduce": "reduce kernel", "h2d": "host-to-device copy",
@@ -63,10 +63,7 @@ def describe(s):
 
 
 def retest_text(s):
-    if not s.retests:
-        return f"; not retested ({s.note})" if s.note else ""
-    parts = [f"{t['role']}: {t['result']}" for t in s.retests]
-    return "; retest: " + ", ".join(parts) + (f"; {s.note}" if s.note else "")
+    return retests_said(s, "retest", [f"{t['role']}: {t['result']}" for t in s.retests])
 
 
 def mates_text(gj, r, metric):

@@ -9,14 +9,12 @@ so one run takes about a minute on 2 cores), on a cluster made with its `flags`.
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-ACCEPT = os.path.join(ROOT, "scripts", "accept")
-sys.path.insert(0, os.path.join(ROOT, "cluster", "tests"))
+from ..paths import ROOT, SCRIPTS  # noqa: F401 (ROOT: for the tests)
+
+ACCEPT = os.path.join(SCRIPTS, "accept")
 
 HOSTS, RANKS_PER_HOST = 4, 2
 SETTINGS = ["--repeats", "3", "--bandwidth-bytes", "256K", "--iters", "3", "--warmup", "0",
@@ -117,7 +115,7 @@ def evaluate(name, code, verdict):
 
 def one_case(name, bin_dir, keep=None):
     """Up, accept, down: ([(ok, what)], seconds of the accept run, its directory)."""
-    from clusterlib import Cluster
+    from ..cluster.harness import Cluster
     if not wait_for_free_names():
         return [(False, "the hosts' names stayed taken by another cluster for 15 minutes")], 0, None
     out = tempfile.mkdtemp(prefix=f"accept-{name}.", dir=keep)

@@ -2,8 +2,8 @@
 for the test, run a program on N hosts x M ranks and get its JSON records, and always take
 the cluster down again, on a failure, Ctrl-C or SIGTERM too, checking that nothing is left.
 
-    import clusterlib
-    from clusterlib import Cluster, check
+    from collscope.cluster import harness as clusterlib
+    from collscope.cluster.harness import Cluster, check
 
     def test(bin_dir):
         with Cluster(bin_dir, hosts=4) as cluster:
@@ -35,11 +35,10 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EMULATED = os.path.join(ROOT, "scripts", "emulated-cluster")
-sys.path.insert(0, os.path.join(ROOT, "cluster"))
+from ..paths import ROOT, SCRIPTS
+from . import network   # what is left of a cluster
 
-import network  # noqa: E402  (cluster/network.py: what is left of a cluster)
+EMULATED = os.path.join(SCRIPTS, "emulated-cluster")
 
 SKIP = 77
 TEST_DIR_PREFIX = "collscope-cluster-test."
@@ -59,7 +58,7 @@ def check(condition, what):
 
 def mpi_env():
     """The environment with scripts/mpi-env sourced (Open MPI as root, oversubscription)."""
-    out = subprocess.run(["bash", "-c", f"source {ROOT}/scripts/mpi-env && env -0"],
+    out = subprocess.run(["bash", "-c", f"source {SCRIPTS}/mpi-env && env -0"],
                          capture_output=True, check=True).stdout
     return dict(item.split("=", 1) for item in out.decode().split("\0") if "=" in item)
 

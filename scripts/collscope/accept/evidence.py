@@ -16,10 +16,11 @@ import sys
 
 import numpy as np
 
-from gpu_evidence import gpu_pictures, gpu_report, write_gpu_h5
+from .gpu_evidence import gpu_pictures, gpu_report, write_gpu_h5
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MERGE = os.path.join(ROOT, "scripts", "merge")
+from ..paths import SCRIPTS
+
+MERGE = os.path.join(SCRIPTS, "merge")
 
 
 class EvidenceError(Exception):

@@ -27,10 +27,8 @@ import os
 import statistics
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-
-from spec import SpecError, load_spec, parse_size   # noqa: E402
+from ..paths import ROOT
+from .spec import SpecError, load_spec, parse_size
 
 RUN_SIZE = {"gpu_memory": "gpu_bytes", "host_device": "pcie_bytes", "device_device": "device_bandwidth_bytes",
             "nccl": "nccl_bytes"}
@@ -127,7 +125,7 @@ def main(argv=None):
     p = Usage(prog="scripts/accept-reference", description=__doc__,
               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run_dir")
-    p.add_argument("--spec", default=os.path.join(HERE, "reference-gpu-spec.json"))
+    p.add_argument("--spec", default=os.path.join(ROOT, "acceptance", "reference-gpu-spec.json"))
     p.add_argument("--write", action="store_true", help="replace SPEC (else: print the spec)")
     p.add_argument("--replace", action="store_true", help="fill figures that are not null too")
     try:
@@ -158,7 +156,3 @@ def main(argv=None):
     for line in filled or ["nothing to fill"]:
         print(f"accept-reference: {line}", file=sys.stderr)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

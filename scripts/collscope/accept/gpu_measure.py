@@ -18,8 +18,8 @@ launch, through measure.Runner:
 import os
 import re
 
-from measure import RuntimeFailure
-from spec import SpecError
+from .measure import RuntimeFailure
+from .spec import SpecError
 
 NCCL_PROGRAMS = ("allreduce_nccl", "alltoall_nccl")
 

@@ -388,7 +388,7 @@ def load_spec(path):
         if not os.path.isabs(model_path) and not os.path.exists(model_path):
             model_path = os.path.join(os.path.dirname(os.path.abspath(path)), model_path)
         model = load_model(model_path)
-    from gpu_spec import gpu_class_spec   # here: gpu_spec uses this module's readers
+    from .gpu_spec import gpu_class_spec   # here: gpu_spec uses this module's readers
     classes, gpu_classes = {}, {}
     raw_classes = raw.get("classes", {})
     if not isinstance(raw_classes, dict):

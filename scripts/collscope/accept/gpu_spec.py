@@ -22,9 +22,9 @@ acceptance/gpu_models.txt.
 import json
 import os
 
-from spec import SpecError, no_unknown_keys, number, parse_size
+from ..paths import ROOT
+from .spec import SpecError, no_unknown_keys, number, parse_size
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 FIGURES = {
     "gpu_memory": ("d2d", "reduce"),
     "host_device": ("h2d", "d2h", "bidir", "pcie_generation", "pcie_width"),
@@ -37,7 +37,7 @@ CLASS_KEYS = {"tolerance", "latency_tolerance", "models"}
 DEFAULT_TOLERANCE, DEFAULT_LATENCY_TOLERANCE = 0.2, 1.0
 
 
-def known_models(path=os.path.join(HERE, "gpu_models.txt")):
+def known_models(path=os.path.join(ROOT, "acceptance", "gpu_models.txt")):
     with open(path) as f:
         lines = [line.strip() for line in f]
     return [line for line in lines if line and not line.startswith("#")]

@@ -23,8 +23,8 @@ A suspect rank blames its GPU ("host:index (UUID)"), never the paths it touches.
 
 from collections import defaultdict
 
-from judge import MIN_PEERS, Metric, judge_against_peers, rounded, score_table, suspect
-from stats import FAIL, INCONCLUSIVE, NOT_JUDGED, PASS, decide, median, worst
+from .judge import MIN_PEERS, Metric, judge_against_peers, rounded, score_table, suspect
+from .stats import FAIL, INCONCLUSIVE, NOT_JUDGED, PASS, decide, median, worst
 
 PROBE_FIGURES = {   # gpu_probe's figures: (class, what they are)
     "d2d": ("gpu_memory", "device-to-device copy"),

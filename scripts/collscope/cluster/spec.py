@@ -1,7 +1,7 @@
 """What an emulated cluster is: its hosts, their addresses and the rate of every link.
 
 Pure data and parsing, no side effects: scripts/emulated-cluster builds the cluster from a
-Spec (cluster/network.py), keeps it in <dir>/cluster.json and reads it back for `status`
+Spec (network.py), keeps it in <dir>/cluster.json and reads it back for `status`
 and `down`.
 
 Hosts h0 .. h{H-1}; host hK has address 198.18.0.{K+1}/24 (198.18.0.0/15 is reserved

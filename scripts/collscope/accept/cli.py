@@ -26,22 +26,19 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-
-import gpu_verdict                                                          # noqa: E402
-from evidence import EvidenceError, make_pictures, write_h5, write_report  # noqa: E402
-from gpu_judge import GpuJudge                                             # noqa: E402
-from gpu_measure import (GpuRetester, GpuScreening, check_slowdown, identify,  # noqa: E402
+from ..paths import ROOT
+from . import gpu_verdict
+from .evidence import EvidenceError, make_pictures, write_h5, write_report
+from .gpu_judge import GpuJudge
+from .gpu_measure import (GpuRetester, GpuScreening, check_slowdown, identify,
                          memory_kind, nccl_runs, screen_gpus)
-from gpus import GpuLayout                                                 # noqa: E402
-from judge import Judge                                                     # noqa: E402
-from measure import RuntimeFailure, Runner, collectives, screen             # noqa: E402
-from placement import Layout, find_placement                                # noqa: E402
-from spec import (COUNT_KEYS, GPU_CLASSES, MEASURE_DEFAULTS, ZERO_OK, SpecError,  # noqa: E402
+from .gpus import GpuLayout
+from .judge import Judge
+from .measure import RuntimeFailure, Runner, collectives, screen
+from .placement import Layout, find_placement
+from .spec import (COUNT_KEYS, GPU_CLASSES, MEASURE_DEFAULTS, ZERO_OK, SpecError,
                   load_spec, setting)
 
-ROOT = os.path.dirname(HERE)
 EXIT_USAGE, EXIT_RUNTIME = 2, 3
 OUTPUTS = ("accept.h5", "report.md")   # verdict.json is renamed last, on its own
 
@@ -320,7 +317,3 @@ def main(argv=None):
             raise
         print(f"accept: internal error: {type(e).__name__}: {e} (ACCEPT_DEBUG=1 shows where)", file=sys.stderr)
         return EXIT_RUNTIME
-
-
-if __name__ == "__main__":
-    sys.exit(main())

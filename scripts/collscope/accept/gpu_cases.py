@@ -16,9 +16,9 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-ACCEPT = os.path.join(ROOT, "scripts", "accept")
+from ..paths import ROOT, SCRIPTS
+
+ACCEPT = os.path.join(SCRIPTS, "accept")
 REFERENCE_SPEC = os.path.join(ROOT, "acceptance", "reference-gpu-spec.json")
 EMULATED_MODEL = "emulated device (host memory, for tests)"
 GPU_CLASSES = "gpu_memory,host_device,device_device,nccl"

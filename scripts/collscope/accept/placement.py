@@ -18,7 +18,7 @@ import re
 import shutil
 import subprocess
 
-from spec import SpecError
+from .spec import SpecError
 
 FORWARDED = ("COLLSCOPE_DEBUG_SLOW_COMPUTE", "COLLSCOPE_DEBUG_STALL", "COLLSCOPE_DEBUG_CORRUPT",
              "COLLSCOPE_DEVICE_EMULATION", "COLLSCOPE_DEVICE_SLOWDOWN", "COLLSCOPE_NCCL_LIBRARY",

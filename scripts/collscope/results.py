@@ -2,7 +2,7 @@
 `report`, `merge` and `sweep` import it (the C++ writer states it once for C++, in
 results/src/schema.cpp).
 
-    import collscope_results as cr
+    from collscope import results as cr
     f = cr.open_results_file(path)            # cr.NotResults / cr.Unreadable on failure
     version = cr.schema_version(f)
     for group, pools in cr.row_tables(version).items(): ...

@@ -9,7 +9,7 @@ What a candidate means once narrowed:
   unclear                                               -> inconclusive
 """
 
-from stats import FAIL, INCONCLUSIVE, NOT_JUDGED, PASS, median, worst
+from .stats import FAIL, INCONCLUSIVE, NOT_JUDGED, PASS, median, worst
 
 SCHEMA, SCHEMA_VERSION = "collscope acceptance verdict", 2
 EXIT = {PASS: 0, FAIL: 1, INCONCLUSIVE: 4, NOT_JUDGED: 0}
@@ -80,15 +80,20 @@ def describe_judged(unit):
             f"repeats {worse} than the peer tolerance allows)")
 
 
+def retests_said(finding, label, parts):
+    """'; LABEL: part, part[; note]', or '; not retested (note)' where nothing was retested:
+    the retests' words of a link's, host's or rank's reason and of a GPU's (gpu_verdict)."""
+    if not finding.retests:
+        return f"; not retested ({finding.note})" if finding.note else ""
+    return f"; {label}: " + ", ".join(parts) + (f"; {finding.note}" if finding.note else "")
+
+
 def retest_text(origin):
-    if not origin.retests:
-        return f"; not retested ({origin.note})" if origin.note else ""
     refs = [t for t in origin.retests if t["result"] == "reference"]
     parts = [f"{t['role']} {t['pair'][0]}-{t['pair'][1]}: {t['result']}" for t in origin.retests
              if t["result"] != "reference"]
     against = f" (beside known-good pair {refs[0]['pair'][0]}-{refs[0]['pair'][1]})" if refs else ""
-    note = f"; {origin.note}" if origin.note else ""
-    return f"; retest alone{against}: " + ", ".join(parts) + note
+    return retests_said(origin, f"retest alone{against}", parts)
 
 
 def candidate_reason(unit, origin):

@@ -21,7 +21,7 @@ The steps:
 
 from collections import Counter, defaultdict
 
-from stats import FAIL, INCONCLUSIVE, NOT_JUDGED, PASS, Outlier, decide, median, worst
+from .stats import FAIL, INCONCLUSIVE, NOT_JUDGED, PASS, Outlier, decide, median, worst
 
 MIN_PEERS = 3      # fewer peers than this: no peer judgement (a median of 2 is no centre)
 
@@ -29,7 +29,9 @@ MIN_PEERS = 3      # fewer peers than this: no peer judgement (a median of 2 is 
 # ---- 1. observations -------------------------------------------------------------------
 
 def tournament(n):
-    """--pattern rounds' rounds (bench/pingpong.cpp, the circle method)."""
+    """--pattern rounds' rounds (bench/pingpong.cpp), restated from the circle method: rank
+    m-1 stays put, round r pairs it with r and (r+i) with (r-i) mod (m-1); m = n, or n+1 (a
+    rest) when odd. bench/tests/pingpong_test.py checks them against pingpong's."""
     m = n + n % 2
     rounds = []
     for r in range(m - 1):
@@ -731,7 +733,7 @@ class Judge:
         self.baselines = self.judge_baselines()
         self.host_limits = self.judge_host_limits()
         self.collective_results = self.judge_collectives()
-        from verdict import build   # the dict and its wording live apart from the statistics
+        from .verdict import build   # the dict and its wording live apart from the statistics
         return build(self)
 
     def recheck_compute(self, compute):

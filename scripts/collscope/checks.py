@@ -1,0 +1,13 @@
+"""The checks of the test scripts that go on after a failure: check() prints one
+`ok   what` or `FAIL what` line and keeps what failed in `failures`, which the script's
+exit status reads (the emulated-cluster tests stop at the first instead:
+cluster.harness.check)."""
+
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+    return cond
