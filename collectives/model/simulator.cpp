@@ -46,8 +46,6 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <cstddef>
-#include <memory>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -94,80 +92,64 @@ class TraceSource final : public EventSource {
 
 // A first-in first-out queue whose entries keep one position, a number that does not
 // change, from their push until they leave at the front, so other records can point at
-// them. The entries sit in a ring of a power-of-two size: the first `kInline` inside the
-// queue itself (a ring all-reduce's rank has one or two messages posted at a time, and
-// they share the cache lines of the rank's state instead of a line of their own, which
-// at thousands of ranks is rarely in the caches), more in a ring on the heap, twice as
-// large each time it fills.
-template <class T, std::uint32_t kInline>
+// them. The front leaves by moving an index; the space before it is reclaimed now and then.
+template <class T>
 class Positions {
-  static_assert(std::has_single_bit(kInline));
-
  public:
-  bool empty() const { return head_ == tail_; }
+  bool empty() const { return head_ == items_.size(); }
   std::uint32_t push(const T& v) {
-    if (tail_ - head_ == mask_ + 1) grow();
-    data()[tail_ & mask_] = v;
-    return tail_++;
+    items_.push_back(v);
+    return base_ + static_cast<std::uint32_t>(items_.size() - 1);
   }
-  T& at(std::uint32_t pos) { return data()[pos & mask_]; }
-  const T& at(std::uint32_t pos) const { return data()[pos & mask_]; }
-  T& front() { return at(head_); }
-  T& back() { return at(tail_ - 1); }
-  std::uint32_t front_position() const { return head_; }
-  std::uint32_t back_position() const { return tail_ - 1; }
-  void pop_front() { ++head_; }
+  T& at(std::uint32_t pos) { return items_[pos - base_]; }
+  T& front() { return items_[head_]; }
+  T& back() { return items_.back(); }
+  std::uint32_t front_position() const { return base_ + static_cast<std::uint32_t>(head_); }
+  std::uint32_t back_position() const { return base_ + static_cast<std::uint32_t>(items_.size() - 1); }
+  void pop_front() {
+    if (++head_ == items_.size()) {
+      base_ += static_cast<std::uint32_t>(items_.size());
+      items_.clear();
+      head_ = 0;
+    } else if (head_ >= 32 && 2 * head_ >= items_.size()) {
+      items_.erase(items_.begin(), items_.begin() + static_cast<long>(head_));
+      base_ += static_cast<std::uint32_t>(head_);
+      head_ = 0;
+    }
+  }
   // The position of the entry of trace event `event`, or kNone. Most lookups are of one
   // of the last few entries (a step waits for its own receives) or of the oldest (the
   // send window): those are tried first; a binary search finds the rest.
   std::uint32_t find(std::uint32_t event) const {
-    for (std::uint32_t p = tail_; p != head_ && tail_ - p < 4;) {
-      --p;
-      if (at(p).event == event) return p;
-      if (at(p).event < event) return kNone;
+    const std::size_t first = head_, last = items_.size();
+    for (std::size_t i = last; i > first && last - i < 4;) {
+      --i;
+      if (items_[i].event == event) return base_ + static_cast<std::uint32_t>(i);
+      if (items_[i].event < event) return kNone;
     }
-    if (empty()) return kNone;
-    if (at(head_).event == event) return head_;
-    std::uint32_t first = head_, count = tail_ - head_;  // lower bound over [head_, tail_)
-    while (count > 0) {
-      const std::uint32_t half = count / 2;
-      if (at(first + half).event < event) {
-        first += half + 1;
-        count -= half + 1;
-      } else {
-        count = half;
-      }
-    }
-    return first != tail_ && at(first).event == event ? first : kNone;
+    if (first == last) return kNone;
+    if (items_[first].event == event) return base_ + static_cast<std::uint32_t>(first);
+    const auto it = std::lower_bound(items_.begin() + static_cast<long>(first), items_.end(), event,
+                                     [](const T& q, std::uint32_t ev) { return q.event < ev; });
+    return it != items_.end() && it->event == event
+               ? base_ + static_cast<std::uint32_t>(it - items_.begin())
+               : kNone;
   }
-  // Fetches the lines of the oldest and the newest entry (a wait mostly looks at one);
-  // those inside the queue come with its owner's.
+  // Fetches the lines of the oldest and the newest entry (a wait mostly looks at one).
   void prefetch_ends() const {
-    if (empty() || heap_ == nullptr) return;
-    __builtin_prefetch(&at(head_));
-    __builtin_prefetch(&at(tail_ - 1));
+    if (empty()) return;
+    __builtin_prefetch(&items_[head_]);
+    __builtin_prefetch(&items_.back());
   }
   template <class F>
   void for_each(F f) const {
-    for (std::uint32_t p = head_; p != tail_; ++p) f(p, at(p));
+    for (std::size_t i = head_; i < items_.size(); ++i) f(base_ + static_cast<std::uint32_t>(i), items_[i]);
   }
 
  private:
-  T* data() { return heap_ != nullptr ? heap_.get() : inline_; }
-  const T* data() const { return heap_ != nullptr ? heap_.get() : inline_; }
-  // Twice the room; every entry moves to its position's place in the larger ring.
-  void grow() {
-    const std::uint32_t mask = 2 * mask_ + 1;
-    auto ring = std::make_unique<T[]>(std::size_t{mask} + 1);
-    for (std::uint32_t p = head_; p != tail_; ++p) ring[p & mask] = at(p);
-    heap_ = std::move(ring);
-    mask_ = mask;
-  }
-
-  std::uint32_t head_ = 0, tail_ = 0;  // the positions of the front and one past the back
-  std::uint32_t mask_ = kInline - 1;   // the ring's size, less one
-  std::unique_ptr<T[]> heap_;          // the ring once it outgrew inline_
-  T inline_[kInline]{};
+  std::vector<T> items_;
+  std::size_t head_ = 0;
+  std::uint32_t base_ = 0;  // the position of items_[0]
 };
 
 // A send its rank has posted and not yet waited for.
@@ -195,10 +177,8 @@ struct RecvEntry {
 };
 static_assert(sizeof(RecvEntry) == 24, "a direct all-reduce at N = 4096 holds 16.7 million");
 
-// Aligned to a cache line, so that the two lines prefetched ahead of a rank's turn hold
-// what it touches first.
-struct alignas(64) RankState {
-  // What every step touches, first (three cache lines with its posted messages).
+struct RankState {
+  // What every step touches, first (two cache lines with the queues' heads).
   const TraceEvent* cur = nullptr;  // event pc, unless cur == end: the events read ahead
   const TraceEvent* end = nullptr;
   double clock = 0;
@@ -211,12 +191,11 @@ struct alignas(64) RankState {
   // once there are more than kFewUnmatched, one per source (unmatched_by_src).
   std::uint32_t unmatched_head = kNone;
   std::uint32_t unmatched = 0;
-  Positions<SendEntry, 2> sends;
-  Positions<RecvEntry, 2> recvs;
+  Positions<SendEntry> sends;
+  Positions<RecvEntry> recvs;
   detail::PageReader pages;  // where its events come from
   std::vector<std::uint32_t> unmatched_by_src;
 };
-static_assert(offsetof(RankState, pages) <= 192, "prefetch_upcoming fetches three lines");
 constexpr std::uint32_t kFewUnmatched = 16;
 
 // A message from its send until it has left and a receive has taken it.
@@ -524,7 +503,6 @@ void Simulator::prefetch_upcoming() const {
       const char* state = reinterpret_cast<const char*>(&ranks_[id]);
       __builtin_prefetch(state);
       __builtin_prefetch(state + 64);
-      __builtin_prefetch(state + 128);
     } else {
       __builtin_prefetch(&ids_[id]);
     }
@@ -953,7 +931,7 @@ void Simulator::fail(int r, const std::string& what) const {
 std::string Simulator::describe_deadlock() {
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     std::string found;
-    const Positions<RecvEntry, 2>& recvs = ranks_[r].recvs;
+    Positions<RecvEntry>& recvs = ranks_[r].recvs;
     recvs.for_each([&](std::uint32_t pos, const RecvEntry& q) {
       if (!found.empty() || q.state != RecvEntry::unmatched || !q.waiting) return;
       std::uint32_t older = 0;  // the unmatched receives of its channel before it
