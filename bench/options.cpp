@@ -8,6 +8,7 @@
 #include <numeric>
 #include <limits>
 
+#include "collscope/enum_names.hpp"
 #include "collscope/errors.hpp"
 
 namespace collscope::bench {
@@ -42,18 +43,6 @@ constexpr std::string_view kTimingNames[] = {"call", "loop"};
 constexpr std::string_view kRankCombineNames[] = {"max", "avg", "min"};
 constexpr std::string_view kTransportNames[] = {"mpi", "ucx", "nccl"};
 constexpr std::string_view kFormatNames[] = {"table", "jsonl"};
-
-template <class E, std::size_t N>
-std::optional<E> by_name(std::string_view text, const std::string_view (&names)[N]) {
-  for (std::size_t i = 0; i < N; ++i)
-    if (text == names[i]) return static_cast<E>(i);
-  return std::nullopt;
-}
-
-template <class E, std::size_t N>
-std::string_view name_of(E value, const std::string_view (&names)[N]) {
-  return names[static_cast<std::size_t>(value)];
-}
 
 // The value `text` names; else UsageError: "<must_be>, got '<text>'".
 template <class E, std::size_t N>

@@ -4,27 +4,18 @@
 
 #include <atomic>
 
+#include "collscope/enum_names.hpp"
+
 namespace collscope {
 namespace {
 
 std::atomic<WaitPolicy> g_policy{WaitPolicy::spin};
+constexpr std::string_view kWaitPolicyNames[] = {"spin", "yield", "block"};  // in the enum's order
 
 }  // namespace
 
-std::string_view wait_policy_name(WaitPolicy p) {
-  switch (p) {
-    case WaitPolicy::spin: return "spin";
-    case WaitPolicy::yield: return "yield";
-    case WaitPolicy::block: return "block";
-  }
-  return "?";
-}
-
-std::optional<WaitPolicy> parse_wait_policy(std::string_view s) {
-  for (WaitPolicy p : {WaitPolicy::spin, WaitPolicy::yield, WaitPolicy::block})
-    if (s == wait_policy_name(p)) return p;
-  return std::nullopt;
-}
+std::string_view wait_policy_name(WaitPolicy p) { return name_of(p, kWaitPolicyNames); }
+std::optional<WaitPolicy> parse_wait_policy(std::string_view s) { return by_name<WaitPolicy>(s, kWaitPolicyNames); }
 
 WaitPolicy wait_policy() { return g_policy.load(std::memory_order_relaxed); }
 void set_wait_policy(WaitPolicy p) { g_policy.store(p, std::memory_order_relaxed); }

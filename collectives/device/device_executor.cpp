@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "collscope/consumed_receives.hpp"
+#include "collscope/enum_names.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/executor_sink.hpp"
 #include "collscope/progress.hpp"
@@ -50,35 +51,14 @@ MadeLink make_link(device::LinkContext ctx, std::optional<DevicePath> path,
 
 }  // namespace
 
-std::string_view path_name(DevicePath p) {
-  switch (p) {
-    case DevicePath::cuda_aware: return "cuda_aware";
-    case DevicePath::staged: return "staged";
-    case DevicePath::ipc: return "ipc";
-  }
-  return "?";
-}
+// In the order of each enum.
+constexpr std::string_view kPathNames[] = {"cuda_aware", "staged", "ipc"};
+constexpr std::string_view kIpcCopyNames[] = {"auto", "engine", "kernel"};
 
-std::optional<DevicePath> parse_path(std::string_view s) {
-  for (DevicePath p : {DevicePath::cuda_aware, DevicePath::staged, DevicePath::ipc})
-    if (s == path_name(p)) return p;
-  return std::nullopt;
-}
-
-std::string_view ipc_copy_name(IpcCopy c) {
-  switch (c) {
-    case IpcCopy::automatic: return "auto";
-    case IpcCopy::engine: return "engine";
-    case IpcCopy::kernel: return "kernel";
-  }
-  return "?";
-}
-
-std::optional<IpcCopy> parse_ipc_copy(std::string_view s) {
-  for (IpcCopy c : {IpcCopy::automatic, IpcCopy::engine, IpcCopy::kernel})
-    if (s == ipc_copy_name(c)) return c;
-  return std::nullopt;
-}
+std::string_view path_name(DevicePath p) { return name_of(p, kPathNames); }
+std::optional<DevicePath> parse_path(std::string_view s) { return by_name<DevicePath>(s, kPathNames); }
+std::string_view ipc_copy_name(IpcCopy c) { return name_of(c, kIpcCopyNames); }
+std::optional<IpcCopy> parse_ipc_copy(std::string_view s) { return by_name<IpcCopy>(s, kIpcCopyNames); }
 
 namespace device {
 

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "collscope/enum_names.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/patterns/block.hpp"
 #include "collscope/splitmix.hpp"
@@ -40,21 +41,13 @@ std::vector<int> hot_destinations(int n, std::uint64_t seed) {
 
 }  // namespace
 
+constexpr std::string_view kSplitPatternNames[] = {"uniform", "random", "skewed"};  // in the enum's order
+
 std::optional<SplitPattern> parse_split_pattern(std::string_view name) {
-  if (name == "uniform") return SplitPattern::uniform;
-  if (name == "random") return SplitPattern::random;
-  if (name == "skewed") return SplitPattern::skewed;
-  return std::nullopt;
+  return by_name<SplitPattern>(name, kSplitPatternNames);
 }
 
-std::string_view split_pattern_name(SplitPattern p) {
-  switch (p) {
-    case SplitPattern::uniform: return "uniform";
-    case SplitPattern::random: return "random";
-    case SplitPattern::skewed: return "skewed";
-  }
-  return "?";
-}
+std::string_view split_pattern_name(SplitPattern p) { return name_of(p, kSplitPatternNames); }
 
 std::vector<std::uint64_t> make_splits(SplitPattern p, std::uint64_t per_rank, int n,
                                        std::uint64_t seed) {
