@@ -188,6 +188,15 @@ def test_baseline():
     with tempfile.TemporaryDirectory() as d:
         first, second, third = (os.path.join(d, x) for x in ("first", "second", "third"))
         code, _, err = accept(FAST + ["--out", first])
+        if code == 1:
+            # Four ranks timed on two cores that ctest shares with other tests: now and then
+            # one pair or rank falls out of its peers' tolerance and the run fails (2 of about
+            # 10 clean-clone runs). What this test checks is the baseline, so such a run is
+            # measured again once, and said so; a second failure fails the test.
+            blamed = json.load(open(os.path.join(first, "verdict.json"))).get("blame")
+            print(f"note: the first run failed on this shared machine ({blamed}); measured again once")
+            shutil.rmtree(first)
+            code, _, err = accept(FAST + ["--out", first])
         check(code in (0, 4), f"a first run (the baseline): exit 0 or 4 ({code}: {err.strip()[-200:]})")
         v = json.load(open(os.path.join(first, "verdict.json")))
         # Two 4-rank runs of 3 iterations on 2 shared cores differ by more than the default
