@@ -182,6 +182,7 @@ void pack_events(std::span<const TraceEvent> batch, bool find_runs, NextPage nex
     for (std::size_t p = 1; find_runs && p <= kMaxPeriod; ++p) {
       const std::size_t reps = feed_detail::repetitions(batch, i, p);
       if (reps * p > best_reps * best_p) best_p = p, best_reps = reps;
+      if (best_reps * best_p == batch.size() - i) break;  // it covers the rest: none does better
     }
     if (best_reps * best_p >= kMinRun) {
       flush();

@@ -50,7 +50,7 @@ class EventQueue {
 
   // The least entry; the queue must not be empty.
   Entry top() const {
-    const Bucket& b = buckets_[heap_.front()];
+    const Bucket& b = buckets_[heap_.front().bucket];
     return {b.time, b.keys[b.head]};
   }
 
@@ -58,14 +58,14 @@ class EventQueue {
   // entries about to come out, for prefetching what they will touch).
   bool peek(std::size_t k, std::uint64_t& key) const {
     if (heap_.empty()) return false;
-    const Bucket& b = buckets_[heap_.front()];
+    const Bucket& b = buckets_[heap_.front().bucket];
     if (b.head + k >= b.keys.size()) return false;
     key = b.keys[b.head + k];
     return true;
   }
 
   void pop() {
-    const std::uint32_t i = heap_.front();
+    const std::uint32_t i = heap_.front().bucket;
     Bucket& b = buckets_[i];
     --size_;
     if (++b.head < b.keys.size()) return;
@@ -83,7 +83,7 @@ class EventQueue {
     Bucket& b = buckets_[i];
     if (b.keys.empty() || key >= b.keys.back()) {
       b.keys.push_back(key);
-    } else if (i != heap_.front()) {
+    } else if (i != heap_.front().bucket) {
       b.keys.push_back(key);
       b.sorted = false;
     } else {  // the bucket being taken out: its place among the keys not taken yet
@@ -101,7 +101,7 @@ class EventQueue {
   };
 
   void sort_front() {
-    Bucket& b = buckets_[heap_.front()];
+    Bucket& b = buckets_[heap_.front().bucket];
     if (b.sorted) return;
     std::sort(b.keys.begin() + static_cast<long>(b.head), b.keys.end());
     b.sorted = true;
@@ -133,35 +133,47 @@ class EventQueue {
     buckets_[i].time = time;
     buckets_[i].sorted = true;
     insert(t, i);
-    push_heap(i);
+    push_heap({time, i});
     return i;
   }
 
   // ---- the heap of buckets, by time ----
-  bool earlier(std::uint32_t a, std::uint32_t b) const { return buckets_[a].time < buckets_[b].time; }
-  void push_heap(std::uint32_t i) {
+  // Four children a node, each entry with its bucket's time beside it: a pop compares
+  // times without reading the buckets (at thousands of distinct times, a tree's ranks
+  // each at its own, most of a pop was fetching them). Times in the heap are all
+  // different (one bucket a time), so the order taken out does not depend on its shape.
+  struct HeapEntry {
+    double time;
+    std::uint32_t bucket;
+  };
+  static constexpr std::size_t kArity = 4;
+  void push_heap(HeapEntry e) {
     std::size_t at = heap_.size();
-    heap_.push_back(i);
+    heap_.push_back(e);
     while (at > 0) {
-      const std::size_t up = (at - 1) / 2;
-      if (!earlier(i, heap_[up])) break;
+      const std::size_t up = (at - 1) / kArity;
+      if (!(e.time < heap_[up].time)) break;
       heap_[at] = heap_[up];
       at = up;
     }
-    heap_[at] = i;
+    heap_[at] = e;
   }
   void pop_heap() {
-    const std::uint32_t last = heap_.back();
+    const HeapEntry last = heap_.back();
     heap_.pop_back();
-    if (heap_.empty()) return;
+    const std::size_t n = heap_.size();
+    if (n == 0) return;
     std::size_t at = 0;
     for (;;) {
-      std::size_t child = 2 * at + 1;
-      if (child >= heap_.size()) break;
-      if (child + 1 < heap_.size() && earlier(heap_[child + 1], heap_[child])) ++child;
-      if (!earlier(heap_[child], last)) break;
-      heap_[at] = heap_[child];
-      at = child;
+      const std::size_t first = kArity * at + 1;
+      if (first >= n) break;
+      std::size_t least = first;
+      const std::size_t end = std::min(first + kArity, n);
+      for (std::size_t c = first + 1; c < end; ++c)
+        if (heap_[c].time < heap_[least].time) least = c;
+      if (!(heap_[least].time < last.time)) break;
+      heap_[at] = heap_[least];
+      at = least;
     }
     heap_[at] = last;
   }
@@ -216,7 +228,7 @@ class EventQueue {
 
   std::vector<Bucket> buckets_;
   std::vector<std::uint32_t> free_;  // buckets not in use
-  std::vector<std::uint32_t> heap_;  // buckets in use, least time first
+  std::vector<HeapEntry> heap_;      // buckets in use, least time first
   std::vector<Slot> slots_ = std::vector<Slot>(16);
   std::size_t used_ = 0;
   std::size_t size_ = 0;
