@@ -212,10 +212,11 @@ def test_baseline():
         check(all(abs(b["limit"] - 0.5 * b["baseline"]) <= 0.01 * b["baseline"]
                   for b in (l["bandwidth"]["baseline"] for l in v2["links"])),
               "the spec's baseline tolerance is the one applied (limit: half the baseline)")
-        # The baseline claims four times the bandwidth on every pair: far beyond what load on
-        # a shared machine moves one pair between two runs (twice was crossed, 1 run in ~10).
+        # The baseline claims ten times the bandwidth on every pair: far beyond what load on
+        # a shared machine moves one pair between two runs (twice was crossed 1 run in ~10,
+        # and 3.2 times, the default tolerance against four times, once in a clean-clone run).
         for link in v["links"]:
-            link["bandwidth"]["alone_median"] *= 4
+            link["bandwidth"]["alone_median"] *= 10
         with open(os.path.join(first, "verdict.json"), "w") as f:
             json.dump(v, f)
         code, stdout, err = accept(FAST + ["--out", third, "--baseline", first])
@@ -223,7 +224,7 @@ def test_baseline():
         host = v3["hosts"][0]["host"]
         check(code == 1 and [(b["kind"], b["where"]) for b in v3["blame"]] == [("host", host)]
               and "6 of its 6 pairs regressed" in v3["blame"][0]["reason"],
-              f"a quarter of the baseline's bandwidth: exit 1, the host's pairs blamed as regressed ({code}, {v3['blame']})")
+              f"a tenth of the baseline's bandwidth: exit 1, the host's pairs blamed as regressed ({code}, {v3['blame']})")
         check(all(l["bandwidth"]["baseline"]["verdict"] == "fail" for l in v3["links"]),
               "every pair's baseline verdict is fail")
 
