@@ -71,19 +71,18 @@ class ScheduleSource final : public EventSource {
                  bool in_place)
       : plan_(make_plan(algo, rank, nranks, args, in_place)), steps_(schedule_of(algo, plan_)) {
     sink_.written = written_before(algo, rank, nranks, args, in_place);
+    sequence_begin(state_);
   }
   bool fill(std::vector<TraceEvent>& out) override {
     sink_.out = &out;
     const std::size_t before = out.size();
-    if (!started_) {  // the first step is built when it is needed, not with the source
-      sequence_begin_ahead(plan_, steps_, ahead_, state_);
-      started_ = true;
+    // A step may issue nothing (its operations are all deferred to the next one). Once
+    // issued, a step's lists are freed: between its turns a rank holds no step, however
+    // large the one it issued or the one to come (the steps are built when asked for).
+    while (!ended_ && out.size() == before) {
+      ended_ = !sequence_next(plan_, steps_, sink_, state_);
+      plan_.drop_built_step();
     }
-    // A step may issue nothing (its operations are all deferred to the next one). The
-    // schedule is kept a step ahead, so a rank that waits part-way through its events
-    // holds the next step, not a large one it has issued.
-    while (!ended_ && out.size() == before)
-      ended_ = !sequence_next_ahead(plan_, steps_, ahead_, sink_, state_);
     release_step_lists(state_, kKeepBytes);
     return out.size() > before;
   }
@@ -93,7 +92,6 @@ class ScheduleSource final : public EventSource {
   Steps steps_;  // refers to plan_: the source never moves (it lives behind a pointer)
   TraceSink sink_{&plan_};
   SequencerState<std::uint32_t> state_;
-  bool started_ = false, ahead_ = false;
   bool ended_ = false;
 };
 

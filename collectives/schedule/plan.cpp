@@ -66,6 +66,7 @@ void clear_or_free(std::vector<T>& v) {
 }  // namespace
 
 StepBuilder::~StepBuilder() {
+  if (plan_.last_builder_ == this) plan_.last_builder_ = nullptr;
   clear_or_free(comm_);
   clear_or_free(local_);
   std::unique_ptr<Storage> mine(storage_);
@@ -133,7 +134,18 @@ const Step& StepBuilder::step(const char* phase, int index, bool overlap_next) {
   start_if_done();
   step_ = Step{phase, index, comm_, local_, overlap_next};
   done_ = true;
+  plan_.last_builder_ = this;
   return step_;
+}
+
+void StepBuilder::drop_lists() {
+  clear_or_free(comm_);
+  clear_or_free(local_);
+  step_ = Step{};
+}
+
+void Plan::drop_built_step() const {
+  if (last_builder_ != nullptr) last_builder_->drop_lists();
 }
 
 }  // namespace collscope

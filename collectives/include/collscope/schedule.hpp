@@ -111,6 +111,8 @@ struct Range {
   bool operator==(const Range&) const = default;
 };
 
+class StepBuilder;
+
 // One rank's view of one call, and what its schedule declares.
 class Plan {
   static constexpr int kRecvSpace = 0, kSendSpace = 1, kFirstScratchSpace = 2;
@@ -138,6 +140,12 @@ class Plan {
   // Called by whoever runs the schedule once its first step exists: later
   // declarations are a bug in the schedule (std::logic_error).
   void freeze() { frozen_ = true; }
+  // Frees the operation lists of the step built last, which whoever runs the schedule
+  // has issued and will not read again (the step then reads as empty). For a consumer
+  // that holds thousands of schedules between their steps (the time model, a schedule
+  // per rank): each would otherwise keep its last step, thousands of operations in an
+  // all-to-all Bruck or a direct all-reduce.
+  void drop_built_step() const;
 
   // References into the call's buffers, in bytes or in blocks of elements.
   static BufRef send(std::size_t byte_offset = 0) { return {Region::send, 0, byte_offset}; }
@@ -173,6 +181,8 @@ class Plan {
   std::size_t num_scratch_ = 0;
   std::uint32_t tags_ = 0;
   bool frozen_ = false;
+  friend class StepBuilder;
+  mutable StepBuilder* last_builder_ = nullptr;  // the builder of the step built last
 };
 
 // Builds one step at a time inside a schedule. Data messages and local ops of zero
@@ -201,7 +211,9 @@ class StepBuilder {
   const Step& step(const char* phase, int index, bool overlap_next = false);
 
  private:
+  friend class Plan;
   void start_if_done();
+  void drop_lists();
   StepBuilder& comm(CommKind kind, int peer, BufRef buf, std::size_t bytes, std::uint32_t tag);
   StepBuilder& local(LocalOp op);
 
