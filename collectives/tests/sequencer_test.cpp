@@ -160,5 +160,39 @@ TEST(Sequencer, DeclaringScratchAfterTheFirstStepIsABug) {
   EXPECT_THROW(issue_order(p, s), std::logic_error);
 }
 
+// A step of many copies (its list well past what a builder keeps), then one of two.
+Steps large_then_small(Plan& p) {
+  StepBuilder s(p);
+  for (std::size_t i = 0; i < 1000; ++i) s.copy(Plan::recv(4 * i), Plan::send(4 * i), 4);
+  co_yield s.step("large", 0);
+  s.copy(Plan::recv(0), Plan::send(4), 4).copy(Plan::recv(4), Plan::send(0), 4);
+  co_yield s.step("small", 1);
+}
+
+// What a consumer holding thousands of schedules does between their steps (the time
+// model): issue a step, then drop its lists. The step reads as empty afterwards, and
+// what is issued is the same as without dropping.
+TEST(Sequencer, AStepDroppedOnceIssuedHoldsNoOperations) {
+  Plan p = plan_of(4096);
+  Steps s = large_then_small(p);
+  WordSink sink;
+  SequencerState<int> state;
+  sequence_begin(state);
+  ASSERT_TRUE(sequence_next(p, s, sink, state));
+  EXPECT_EQ(s.value().local.size(), 1000u);
+  p.drop_built_step();
+  EXPECT_TRUE(s.value().local.empty());
+  ASSERT_TRUE(sequence_next(p, s, sink, state));
+  EXPECT_EQ(s.value().local.size(), 2u);
+  p.drop_built_step();
+  EXPECT_FALSE(sequence_next(p, s, sink, state));
+  p.drop_built_step();  // no step left: nothing to drop
+
+  Plan q = plan_of(4096);
+  Steps t = large_then_small(q);
+  EXPECT_EQ(sink.words, issue_order(q, t));
+  EXPECT_EQ(sink.words.size(), 1002u);
+}
+
 }  // namespace
 }  // namespace collscope

@@ -189,13 +189,6 @@ bool sequence_next(Plan& plan, Steps& steps, Sink& sink,
   return false;
 }
 
-// The same order, with the schedule one step ahead: once a step is issued the next is
-// built at once, so the one issued can go. A schedule's step lives in its builder until
-// the next is built; a consumer that issues a step and then takes long to come back
-// (the time model holds thousands of ranks part-way through their steps) keeps the
-// next step rather than the one it has issued, which matters when that was large (a
-// direct all-reduce's only step holds 3 N operations). `ahead`: whether `steps` holds a
-// built step not issued yet; sequence_begin_ahead sets it.
 // Frees the lists sequence_step keeps for the step it issued (its receives and their
 // ranges, rebuilt by every step) once they hold more than `keep_bytes`: for a consumer
 // that holds thousands of sequencers part-way through their calls, each after a step of
@@ -205,28 +198,6 @@ void release_step_lists(SequencerState<Handle>& st, std::size_t keep_bytes) {
   if (st.recvs.capacity() * sizeof(Handle) > keep_bytes) std::vector<Handle>().swap(st.recvs);
   if (st.recv_ranges.capacity() * sizeof(Range) > keep_bytes)
     std::vector<Range>().swap(st.recv_ranges);
-}
-
-template <class Handle>
-void sequence_begin_ahead(Plan& plan, Steps& steps, bool& ahead, SequencerState<Handle>& state) {
-  sequence_begin(state);
-  ahead = steps.next();
-  plan.freeze();
-}
-
-template <class Sink>
-bool sequence_next_ahead(Plan& plan, Steps& steps, bool& ahead, Sink& sink,
-                         SequencerState<typename Sink::Handle>& state,
-                         std::size_t window = kSendWindow) {
-  for (; ahead; ahead = steps.next(), plan.freeze()) {
-    if (steps.value().empty()) continue;
-    detail::sequence_step(sink, state, plan, steps.value(), window == 0 ? 1 : window);
-    ahead = steps.next();
-    plan.freeze();
-    return true;
-  }
-  detail::sequence_end(plan, sink, state);
-  return false;
 }
 
 // Issues every step of `steps` to `sink` in the order above; the plan is frozen once the
