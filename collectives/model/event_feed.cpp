@@ -8,10 +8,9 @@ namespace collscope::detail {
 namespace {
 
 // A rank's queue is topped up while it holds fewer events than this; a top-up reads
-// steps until it has at least kBatch events. Batches above kRunsAbove are looked at for
-// runs (a ring step's few events are not worth the search).
+// steps until they fill a page (fill). Batches above kRunsAbove are looked at for runs
+// (a ring step's few events are not worth the search).
 constexpr std::uint64_t kTarget = 128;
-constexpr std::size_t kBatch = 64;
 constexpr std::size_t kRunsAbove = 256;
 
 std::uint64_t events_in(const Page& p) {
@@ -124,7 +123,12 @@ void RankFeeds::fill(std::size_t r, Pool& pool) {
   bool more = true;
   std::exception_ptr error;
   try {
-    while (batch.size() < kBatch && (more = sources_[r]->fill(batch))) {
+    // Steps are read while the next, if as long as the last, still fits the page: a
+    // regular schedule's batch fills one page rather than one and a sliver of another.
+    for (std::size_t last = 0; batch.size() + std::max<std::size_t>(last, 1) <= kPageEvents;) {
+      const std::size_t before = batch.size();
+      if (!(more = sources_[r]->fill(batch))) break;
+      last = batch.size() - before;
     }
   } catch (...) {
     error = std::current_exception();

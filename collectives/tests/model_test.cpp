@@ -14,6 +14,7 @@
 #include "collscope/runtime/algorithm.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/model.hpp"
+#include "../model/event_feed.hpp"
 #include "../model/event_queue.hpp"
 #include "../model/written_ranges.hpp"
 #include "collscope/textbook_formulas.hpp"
@@ -394,6 +395,46 @@ TEST(EventQueue, TakesEntriesInTimeThenKeyOrder) {
   }
   EXPECT_TRUE(got.empty());
   EXPECT_GT(taken, 10000u);
+}
+
+// ---- the pages of events -------------------------------------------------------------
+
+// `steps` steps of `per_step` sends each, the tag numbering the events.
+class StepsOf final : public EventSource {
+ public:
+  StepsOf(int steps, int per_step) : steps_(steps), per_step_(per_step) {}
+  bool fill(std::vector<TraceEvent>& out) override {
+    if (done_ == steps_) return false;
+    for (int i = 0; i < per_step_; ++i)
+      out.push_back({.op = TraceOp::send, .peer = 1, .tag = tag_++, .bytes = 8});
+    ++done_;
+    return true;
+  }
+
+ private:
+  int steps_, per_step_, done_ = 0;
+  std::uint32_t tag_ = 0;
+};
+
+// A rank's events reach the simulator in order, a page at a time. A top-up reads whole
+// steps while the next (if as long as the last) still fits a page of 64: steps of 5
+// events make pages of 60, not pages of 64 each followed by a sliver of 1.
+TEST(RankFeeds, RegularStepsFillWholePages) {
+  StepsOf source(100, 5);
+  EventSource* sources[] = {&source};
+  detail::RankFeeds feeds(sources, /*helper=*/false);
+  std::vector<std::uint32_t> sizes;
+  std::uint32_t tag = 0;
+  while (detail::Page* page = feeds.next(0)) {
+    ASSERT_EQ(page->period, 0) << "a batch of a page is not searched for runs";
+    sizes.push_back(page->size);
+    detail::PageReader reader;
+    ASSERT_TRUE(reader.start(page));
+    for (const TraceEvent* e = reader.first(); e != reader.last(); ++e) ASSERT_EQ(e->tag, tag++);
+    EXPECT_FALSE(reader.more());
+  }
+  EXPECT_EQ(tag, 500u);
+  EXPECT_EQ(sizes, (std::vector<std::uint32_t>{60, 60, 60, 60, 60, 60, 60, 60, 20}));
 }
 
 // ---- the textbook formulas -----------------------------------------------------------
