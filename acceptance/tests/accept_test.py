@@ -134,9 +134,9 @@ def test_local():
         blame = [(b["kind"], b["where"]) for b in v["blame"]]
         check(blame == [("rank", "rank 2")] and "slow to compute, not a slow link" in v["blame"][0]["reason"],
               f"blame is exactly rank 2, slow to compute ({v['blame']})")
-        # Four ranks timed on two cores that ctest shares with other tests: now and then one
-        # pair falls out of its peers' tolerance (1 clean-clone run in about 12). The blame
-        # above already says no link is blamed; at most one such pair is let through here.
+        # Four ranks timed on two cores (ctest runs nothing beside it: PROCESSORS 2): now and
+        # then one pair falls out of its peers' tolerance (1 clean-clone run in about 12). The
+        # blame above already says no link is blamed; at most one such pair is let through.
         not_pass = [(l["ranks"], l["verdict"]) for l in v["links"] if l["verdict"] != "pass"]
         check(len(v["links"]) == 6 and len(not_pass) <= 1,
               f"its links (and every other) pass: 6 pairs, at most one out on this shared machine ({not_pass})")
