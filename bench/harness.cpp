@@ -3,6 +3,7 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include "collscope/runtime/backend.hpp"
 #include "collscope/mpi_transport.hpp"
 #include "collscope/nccl/nccl_executor.hpp"
+#include "collscope/bench/gbench.hpp"
 #include "collscope/bench/measurement.hpp"
 #include "collscope/bench/options.hpp"
 #include "collscope/bench/report.hpp"
@@ -24,10 +26,12 @@
 #include "collscope/program/mpi_program.hpp"
 #include "collscope/program/node_map.hpp"
 #include "collscope/program/rows.hpp"
+#include "collscope/program/text.hpp"
 #include "collscope/program/watchdog.hpp"
 #include "collscope/build_config.hpp"
 #include "collscope/collective.hpp"
 #include "collscope/errors.hpp"
+#include "collscope/runtime/gpu_sharing.hpp"
 #include "collscope/runtime/identify.hpp"
 #include "collscope/model.hpp"
 #include "collscope/mpi_monitoring.hpp"
@@ -54,6 +58,20 @@ std::string command_line(int argc, char** argv) {
   return s;
 }
 
+// The Open MPI collective settings a vendor row ran under: the environment's
+// OMPI_MCA_coll_* (mpirun --mca coll_... sets them), "name=value" joined by spaces.
+std::string mpi_coll_params() {
+  std::vector<std::string> found;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view v(*e);
+    if (v.rfind("OMPI_MCA_coll_", 0) == 0) found.emplace_back(v.substr(9));
+  }
+  std::sort(found.begin(), found.end());
+  std::string s;
+  for (const std::string& f : found) s += (s.empty() ? "" : " ") + f;
+  return s;
+}
+
 // ---- the run -------------------------------------------------------------------------
 
 struct Case {
@@ -61,6 +79,16 @@ struct Case {
   DataType dtype;
   ReduceOp op;
   std::shared_ptr<const std::vector<std::uint64_t>> splits;  // all-to-all-v only
+};
+
+// A case from its probe call to its last timed call: its arguments, the buffers they
+// point into, and its row.
+struct OpenCase {
+  OpenCase(CollArgs a, const CollectiveInfo& coll, bool in_place, int rank, int nranks)
+      : args(std::move(a)), buffers(coll, args, in_place, rank, nranks) {}
+  CollArgs args;
+  verify::CallBuffers buffers;
+  Measurement m;
 };
 
 class Runner {
@@ -74,6 +102,8 @@ class Runner {
     info_.options = &opts_;
     MPI_Comm_rank(ctrl_, &rank_);
     MPI_Comm_size(ctrl_, &nranks_);
+    slowdown_ = program::slowdown_factor();
+    sharing_ = gpu_sharing_of(backend_->gpu(), ctrl_);
     gpus_ = gather_gpus();
     open_monitor();
   }
@@ -88,15 +118,29 @@ class Runner {
   void load_model();
   void check_constraints(const std::vector<Case>& cases) const;
   Measurement measure(const Case& c);
-  Measurement measure_with_buffers(const Case& c);
+  // A case's buffers, filled, and its row after the probe call (volume, model, check).
+  std::unique_ptr<OpenCase> open_case(const Case& c);
+  // Its buffers gone, on every rank (collectively: the ipc path unmaps them everywhere).
+  void release_case(std::unique_ptr<OpenCase> open);
+  // -w calls, each after a barrier, untimed.
+  void warm_up(const CollArgs& a);
+  // --gbench: one timed iteration as --timing says: a call after a barrier, or -n calls
+  // back to back (their average).
+  double timed_iteration(const CollArgs& a);
+  // The row's bytes (nccl-tests' size) and busbw factor.
+  std::size_t reported_bytes(const Case& c) const { return coll_.reported_bytes(make_args(c), nranks_); }
+  double busbw_factor() const { return collscope::busbw_factor(coll_, nranks_); }
 
   int rank() const { return rank_; }
   MPI_Comm ctrl() const { return ctrl_; }
   const RunInfo& info() const { return info_; }
+  void set_warnings(std::vector<std::string> w) { info_.warnings = std::move(w); }
   const Options& options() const { return opts_; }
   // Every rank's GPU as JSON (rank 0; empty on host memory).
   const std::vector<std::string>& gpus() const { return gpus_; }
   const std::string& path() const { return path_; }
+  // How the ranks shared their GPUs (device memory; nullopt on host memory).
+  const std::optional<GpuSharingOfJob>& gpu_sharing() const { return sharing_; }
 
  private:
   static MPI_Comm dup(MPI_Comm c) {
@@ -130,6 +174,8 @@ class Runner {
                            const RankVolume& planned, const RankVolume& theory,
                            const RankVolume& mirror);
   void collect_check(Measurement& m, const Case& c, const CollArgs& a);
+  void describe(Measurement& m, const Case& c, const CollArgs& a) const;
+  void probe(Measurement& m, const Case& c, const CollArgs& a);
   void collect_model(Measurement& m, const CollArgs& a);
   std::vector<Case> alltoallv_cases() const;
 
@@ -145,6 +191,8 @@ class Runner {
   Comm comm_;
   int rank_ = 0, nranks_ = 1;
   std::vector<std::string> gpus_;
+  std::optional<GpuSharingOfJob> sharing_;
+  double slowdown_ = 1;  // COLLSCOPE_DEBUG_SLOWDOWN (program/faults.hpp)
   std::string path_;                      // the executor's: host, nccl or a device path
   std::optional<DevicePath> device_path_;  // path_ when it is a device path
   // --vendor-volume: the MPI library's count around each probe call; gone (MPI_T
@@ -164,7 +212,9 @@ std::vector<std::string> Runner::gather_gpus() {
                    {"name", g.name},          {"uuid", g.uuid},
                    {"pci_bus_id", g.pci_bus_id}, {"memory_bytes", g.memory_bytes},
                    {"driver_version", g.driver_version},
-                   {"runtime_version", g.runtime_version}, {"emulated", g.emulated}};
+                   {"runtime_version", g.runtime_version}, {"emulated", g.emulated},
+                   {"gpu_sharing", gpu_sharing_name(sharing_->per_rank[static_cast<std::size_t>(rank_)])},
+                   {"mps_client", g.mps_client}};
   const std::string mine = j.dump();
   int len = static_cast<int>(mine.size());
   std::vector<int> lens(rank_ == 0 ? static_cast<std::size_t>(nranks_) : 0), displs(lens.size());
@@ -305,6 +355,7 @@ double Runner::timed_call(const CollArgs& a) {
   barrier();
   const auto t0 = std::chrono::steady_clock::now();
   call(a);
+  program::stretch_since(t0, slowdown_);
   return across_ranks(elapsed_us(t0));
 }
 
@@ -318,6 +369,7 @@ double Runner::timed_loop(const CollArgs& a) {
     if (opts_.blocking) executor().synchronize();
   }
   executor().synchronize();
+  program::stretch_since(t0, slowdown_);
   return across_ranks(elapsed_us(t0) / opts_.iters);
 }
 
@@ -344,6 +396,7 @@ std::vector<double> Runner::timed_graphs(const CollArgs& a, int replays) {
       const auto t0 = std::chrono::steady_clock::now();
       rt.launch(graphs[i % 2], s);
       executor().synchronize();
+      program::stretch_since(t0, slowdown_);
       out.push_back(across_ranks(elapsed_us(t0) / opts_.graph_calls));
     }
   } catch (...) {
@@ -361,13 +414,21 @@ void Runner::time_case(Measurement& m, const CollArgs& a) {
     m.times_us = timed_graphs(a, opts_.iters);
     return;
   }
-  for (int i = 0; i < opts_.warmup; ++i) timed_call(a);
+  warm_up(a);
   if (opts_.timing == Timing::loop) {
     m.times_us.push_back(timed_loop(a));
     return;
   }
   m.times_us.reserve(static_cast<std::size_t>(opts_.iters));
   for (int i = 0; i < opts_.iters; ++i) m.times_us.push_back(timed_call(a));
+}
+
+void Runner::warm_up(const CollArgs& a) {
+  for (int i = 0; i < opts_.warmup; ++i) timed_call(a);
+}
+
+double Runner::timed_iteration(const CollArgs& a) {
+  return opts_.timing == Timing::loop ? timed_loop(a) : timed_call(a);
 }
 
 // --vendor-volume: the MPI library's own count (collscope/mpi_monitoring.hpp), on every
@@ -605,19 +666,33 @@ void Runner::collect_check(Measurement& m, const Case& c, const CollArgs& a) {
 // One row: its buffers live for the row, then go (collectively: the ipc path unmaps
 // them on every rank first).
 Measurement Runner::measure(const Case& c) {
-  Measurement m = measure_with_buffers(c);
-  barrier();
-  executor().release_freed_buffers();
+  std::unique_ptr<OpenCase> open = open_case(c);
+  time_case(open->m, open->args);
+  open->m.summarise(busbw_factor());
+  Measurement m = std::move(open->m);
+  release_case(std::move(open));
   return m;
 }
 
-Measurement Runner::measure_with_buffers(const Case& c) {
-  CollArgs a = make_args(c);
-  verify::CallBuffers buffers(coll_, a, opts_.in_place, rank_, nranks_);
+void Runner::release_case(std::unique_ptr<OpenCase> open) {
+  open.reset();
+  barrier();
+  executor().release_freed_buffers();
+}
+
+std::unique_ptr<OpenCase> Runner::open_case(const Case& c) {
+  auto open = std::make_unique<OpenCase>(make_args(c), coll_, opts_.in_place, rank_, nranks_);
+  CollArgs& a = open->args;
   verify::fill_collective_input(coll_, a,
                                 verify::data_spec_for(coll_, opts_.seed, c.dtype, c.op, nranks_),
                                 rank_);
-  Measurement m;
+  describe(open->m, c, a);
+  probe(open->m, c, a);
+  return open;
+}
+
+// The row's fields that say what was run, and how.
+void Runner::describe(Measurement& m, const Case& c, const CollArgs& a) const {
   m.collective = info_.collective;
   m.algorithm = info_.algorithm;
   m.transport = info_.transport;
@@ -635,6 +710,10 @@ Measurement Runner::measure_with_buffers(const Case& c) {
   m.max_scratch_bytes = opts_.scratch_limit;
   m.iters = opts_.iters;
   m.warmup = opts_.warmup;
+  m.noise_threshold = opts_.noise_threshold;
+  m.round = opts_.round;
+  if (sharing_) m.gpu_sharing = std::string(gpu_sharing_name(sharing_->job));
+  if (algo_.name == "mpi") m.mpi_coll_params = mpi_coll_params();
   m.path = path_;
   if (opts_.memory == MemoryKind::device) m.wait = std::string(wait_policy_name(opts_.wait));
   m.timing = opts_.graph_calls > 0 ? "graph" : std::string(timing_name(opts_.timing));
@@ -652,10 +731,12 @@ Measurement Runner::measure_with_buffers(const Case& c) {
                                        : "file:" + opts_.split_file;
     m.splits = *c.splits;
   }
+}
 
-  // The probe call: its traffic is the counted volume (and, with --vendor-volume, what
-  // the MPI library counted: nothing else sends on this rank between start and stop),
-  // its result is checked.
+// The probe call: its traffic is the counted volume (and, with --vendor-volume, what the
+// MPI library counted: nothing else sends on this rank between start and stop), its
+// result is checked.
+void Runner::probe(Measurement& m, const Case& c, const CollArgs& a) {
   executor().traffic().reset();
   barrier();
   program::stall_if_asked(rank_);
@@ -665,10 +746,6 @@ Measurement Runner::measure_with_buffers(const Case& c) {
   collect_volume(m, a, library);
   collect_model(m, a);
   if (opts_.check) collect_check(m, c, a);
-
-  time_case(m, a);
-  m.summarise(busbw_factor(coll_, nranks_));
-  return m;
 }
 
 // ---- the rows ------------------------------------------------------------------------
@@ -681,6 +758,19 @@ void write_row(program::RowOutput& out, const Measurement& m, results::ResultsFi
   if (h5) h5->append_collective(j);  // on disk when it returns
 }
 
+// What a row adds to the run's totals.
+void tally(TableTotals& t, const Measurement& m) {
+  ++t.rows;
+  t.wrong += m.wrong;
+  t.volume_mismatches += m.volume_ok ? 0 : 1;
+  t.noisy += m.noisy ? 1 : 0;
+  t.busbw_sum += m.busbw_gbps;
+}
+
+int exit_code(const TableTotals& t) {
+  return t.wrong > 0 || t.volume_mismatches > 0 ? kExitVerifyFailed : kExitOk;
+}
+
 // Every case in turn, each row written by rank 0 as soon as it is measured (the other
 // ranks stay silent); the exit code says whether every row checked out.
 int run(Runner& runner, const std::vector<Case>& cases, results::ResultsFile* h5) {
@@ -689,32 +779,99 @@ int run(Runner& runner, const std::vector<Case>& cases, results::ResultsFile* h5
   program::RowOutput out(o.format == OutputFormat::table,
                          program::JsonLines::open_on_root(o.json_path, runner.ctrl()));
   if (root && out.table()) print_table_header(std::cout, runner.info());
-  std::uint64_t wrong = 0;
-  int rows = 0, mismatches = 0;
-  double busbw = 0;
+  TableTotals t;
   for (const Case& c : cases) {
     const Measurement m = runner.measure(c);
     if (!root) continue;
     write_row(out, m, h5);
-    ++rows;
-    wrong += m.wrong;
-    mismatches += m.volume_ok ? 0 : 1;
-    busbw += m.busbw_gbps;
+    tally(t, m);
   }
   if (!root) return kExitOk;
-  if (out.table())
-    print_table_footer(std::cout, rows, wrong, mismatches, rows == 0 ? 0 : busbw / static_cast<double>(rows));
+  if (out.table()) print_table_footer(std::cout, t);
   if (!out.finish(runner.info().program)) return kExitRuntime;
-  return wrong > 0 || mismatches > 0 ? kExitVerifyFailed : kExitOk;
+  return exit_code(t);
+}
+
+// Why a row's time must not be reported as a good one ("" when it may).
+std::string what_is_wrong(const Measurement& m) {
+  if (m.wrong > 0)
+    return std::to_string(m.wrong) + " wrong elements (first at rank " +
+           std::to_string(m.first_bad_rank) + ", index " + std::to_string(m.first_bad_index) + ")";
+  if (!m.volume_ok) return "volume MISMATCH: " + m.volume_error;
+  return "";
+}
+
+// "allreduce_ring/mpi/host/float/sum/1024": what pairs a case's benchmark across runs
+// (compare.py matches the names); the size is the -b/-e size the case comes from.
+std::string gbench_name(const RunInfo& info, const Options& o, const Case& c) {
+  return info.program + "/" + info.transport + "/" + std::string(memory_name(o.memory)) + "/" +
+         std::string(dtype_name(c.dtype)) + "/" + std::string(op_name(c.op)) + "/" +
+         std::to_string(c.bytes);
+}
+
+// --gbench: the library's iterations per repetition: -n calls, or one loop of -n calls.
+int gbench_iterations(const Options& o) { return o.timing == Timing::loop ? 1 : o.iters; }
+
+std::vector<std::string> gbench_names(const RunInfo& info, const Options& o,
+                                      const std::vector<Case>& cases) {
+  std::vector<std::string> names;
+  for (const Case& c : cases) names.push_back(gbench_name(info, o, c));
+  return names;
+}
+
+// --gbench: every case through Google Benchmark (gbench.hpp); its rows to -J and -O.
+int run_with_gbench(Runner& runner, const std::vector<Case>& cases, results::ResultsFile* h5,
+                    const std::string& executable) {
+  const Options& o = runner.options();
+  const bool root = runner.rank() == 0;
+  program::RowOutput out(false, program::JsonLines::open_on_root(o.json_path, runner.ctrl()),
+                         /*to_stdout=*/false);
+  TableTotals t;
+  std::unique_ptr<OpenCase> open;  // the case whose repetitions are running
+  std::vector<GbenchCase> benchmarks;
+  for (const Case& c : cases) {
+    GbenchCase g;
+    g.name = gbench_name(runner.info(), o, c);
+    g.bytes = static_cast<double>(runner.reported_bytes(c));
+    g.busbw_factor = runner.busbw_factor();
+    g.open = [&runner, &open, c, root] {
+      open = runner.open_case(c);
+      runner.warm_up(open->args);
+      return root ? what_is_wrong(open->m) : std::string();
+    };
+    g.timed_us = [&runner, &open] {
+      const double us = runner.timed_iteration(open->args);
+      open->m.times_us.push_back(us);
+      return us;
+    };
+    g.close = [&] {
+      open->m.summarise(runner.busbw_factor());
+      if (root) {
+        write_row(out, open->m, h5);
+        tally(t, open->m);
+      }
+      runner.release_case(std::move(open));
+    };
+    benchmarks.push_back(std::move(g));
+  }
+  GbenchRun run{gbench_iterations(o), runner.info().program, executable,
+                {{"collscope_nranks", std::to_string(runner.info().nranks)},
+                 {"collscope_timing", std::string(timing_name(o.timing))},
+                 {"collscope_ranks", std::string(rank_combine_name(o.ranks))}}};
+  const bool in_place = run_gbench(benchmarks, o.gbench, run, runner.ctrl());
+  if (!root) return kExitOk;
+  if (!out.finish(runner.info().program) || !in_place) return kExitRuntime;
+  return exit_code(t);
 }
 
 // A failure on one rank (a transport error) must end the job at once: unwinding would
 // destroy the transport, whose clean shutdown waits for peers that are still inside
 // the call. Errors every rank raises alike go on to the normal exit path.
 int run_or_abort(Runner& runner, const std::vector<Case>& cases, results::ResultsFile* h5,
-                 const std::string& program, int rank) {
+                 const std::string& program, int rank, const std::string& executable) {
   try {
-    const int code = run(runner, cases, h5);
+    const int code = runner.options().gbench.on ? run_with_gbench(runner, cases, h5, executable)
+                                                : run(runner, cases, h5);
     if (h5) h5->close();
     return code;
   } catch (const UsageError&) {
@@ -779,10 +936,14 @@ results::RunAttributes run_attributes(const Runner& runner, const Options& opts,
     g.driver_version = j["driver_version"];
     g.runtime_version = j["runtime_version"];
     g.emulated = j["emulated"];
+    g.gpu_sharing = j["gpu_sharing"];
+    g.mps_client = j["mps_client"];
     a.device_runtime = g.emulated ? "emulated" : "cuda";
     a.gpus.push_back(std::move(g));
   }
   if (opts.transport == TransportKind::nccl) a.nccl_runtime_version = nccl_runtime_version();
+  if (runner.gpu_sharing() && runner.gpu_sharing()->job == GpuSharing::time_sliced)
+    a.machine.warnings.push_back(time_sliced_warning(*runner.gpu_sharing()));
   return a;
 }
 
@@ -803,6 +964,9 @@ int benchmark_main(std::string_view collective, std::string_view algorithm, int 
   const auto threads = parsed && runs_other_threads(*parsed) ? program::MpiThreads::funneled
                                                              : program::MpiThreads::single;
   if (parsed && parsed->vendor_volume) request_mpi_monitoring();
+  if (parsed)
+    for (const auto& [param, value] : parsed->mca_params)
+      setenv(("OMPI_MCA_" + param).c_str(), value.c_str(), 1);  // the command line wins
   return program::run_mpi_program(name, argc, argv, [&](int rank, int nranks) {
     const Algorithm* algo = find_algorithm(collective, algorithm);
     const CollectiveInfo* coll = find_collective(collective);
@@ -817,19 +981,26 @@ int benchmark_main(std::string_view collective, std::string_view algorithm, int 
     set_wait_policy(opts.wait);
     RunInfo info{name, std::string(collective), std::string(algorithm),
                  std::string(transport_name(opts.transport)),
-                 command_line(argc, argv), environment_of(opts), nranks, nullptr};
+                 command_line(argc, argv), environment_of(opts), nranks, nullptr, {}};
     Runner runner(*algo, *coll, opts, info, MPI_COMM_WORLD);
     runner.load_split_file();
     runner.load_model();
     const std::vector<Case> cases = runner.cases();
     runner.check_constraints(cases);
+    if (opts.gbench.on)  // --benchmark_filter selects something
+      gbench_selected(gbench_names(runner.info(), opts, cases), opts.gbench, gbench_iterations(opts));
     program::Watchdog watchdog(opts.timeout_s, rank, name);
+    const results::RunAttributes attributes = run_attributes(runner, opts, argc, argv);
+    runner.set_warnings(attributes.machine.warnings);
     // -O: opened on rank 0 once every input is known good; a bad file fails on all ranks.
     std::unique_ptr<results::ResultsFile> h5;
     if (!opts.output_path.empty())
-      h5 = results::open_results_on_root(opts.output_path, run_attributes(runner, opts, argc, argv),
-                                         MPI_COMM_WORLD);
-    return run_or_abort(runner, cases, h5.get(), name, rank);
+      h5 = results::open_results_on_root(opts.output_path, attributes, MPI_COMM_WORLD);
+    // The table prints them under its header; beside JSON lines or Google Benchmark's
+    // report they go to stderr.
+    if (rank == 0 && (opts.format != OutputFormat::table || opts.gbench.on))
+      program::print_warnings(name, attributes.machine.warnings);
+    return run_or_abort(runner, cases, h5.get(), name, rank, argv[0]);
   }, threads);
 }
 

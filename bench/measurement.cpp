@@ -12,6 +12,10 @@ void Measurement::summarise(double busbw_factor) {
   time_us = t.median;
   time_us_min = t.min;
   time_us_max = t.max;
+  time_us_p25 = t.p25;
+  time_us_p75 = t.p75;
+  time_spread = t.spread;
+  noisy = program::is_noisy(t.spread, noise_threshold);
   // GB/s with GB = 1e9 bytes: bytes / (us * 1e3).
   algbw_gbps = time_us > 0 ? static_cast<double>(bytes) / (time_us * 1e3) : 0;
   busbw_gbps = algbw_gbps * busbw_factor;

@@ -99,6 +99,16 @@ void apply_all_options(const ChoiceText& text, const std::string& split, Options
                            std::string(dtype_name(t)) + "' (avg needs a floating type)");
 }
 
+// --gbench against the flags it cannot serve beside.
+void check_gbench_options(const Options& o) {
+  if (!o.gbench.on) return;
+  if (o.graph_calls > 0)
+    throw UsageError("--gbench times calls (or -n calls back to back), not graph replays: drop --graph");
+  if (o.format_given)
+    throw UsageError("--gbench gives stdout to Google Benchmark (--benchmark_format); "
+                     "collscope's rows go to -J and -O: drop --format");
+}
+
 }  // namespace
 
 std::string_view timing_name(Timing t) { return name_of(t, kTimingNames); }
@@ -146,6 +156,11 @@ void add_sweep_options(CLI::App& app, const SweepHelp& help, SweepText& text, Op
   app.add_option("-n,--iters", o.iters, "timed " + std::string(help.iterations));
   app.add_option("-w,--warmup", o.warmup, "untimed " + std::string(help.iterations));
   app.add_option("-c,--check", text.check, help.check);
+  app.add_option("--noise-threshold", text.noise_threshold,
+                 "flag a row noisy when its interquartile range passes this share of its median "
+                 "(default 0.2; from 0 to 10)");
+  app.add_option("--round", text.round, "the sweep round these rows belong to (a whole number; "
+                 "recorded in every row)");
 }
 
 void apply_sweep_options(const SweepText& text, Options& o) {
@@ -153,6 +168,42 @@ void apply_sweep_options(const SweepText& text, Options& o) {
   o.check = text.check == 1;
   o.min_bytes = parse_size(text.min_bytes, "--min-bytes");
   o.max_bytes = parse_size(text.max_bytes, "--max-bytes");
+  o.noise_threshold = parse_noise_threshold(text.noise_threshold);
+  o.round = parse_round(text.round);
+}
+
+// "NAME=VALUE": NAME of letters, digits and '_' (an MCA parameter's name), VALUE not empty.
+std::pair<std::string, std::string> parse_mca_param(const std::string& text) {
+  const std::size_t eq = text.find('=');
+  const std::string name = text.substr(0, eq);
+  const bool name_ok = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+  if (eq == std::string::npos || !name_ok || eq + 1 == text.size())
+    throw UsageError("--mca takes NAME=VALUE (an MCA parameter's name: letters, digits, '_'), "
+                     "got '" + text + "'");
+  return {name, text.substr(eq + 1)};
+}
+
+double parse_noise_threshold(const std::string& text) {
+  const std::string bad = "--noise-threshold must be a number above 0 and at most 10, got '" + text + "'";
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    throw UsageError(bad);
+  }
+  if (used != text.size() || !(v > 0 && v <= 10)) throw UsageError(bad);
+  return v;
+}
+
+int parse_round(const std::string& text) {
+  if (text == "-1") return -1;  // the default: no round
+  const bool digits = !text.empty() && text.size() <= 9 &&
+                      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits) throw UsageError("--round must be a whole number (0, 1, ...), got '" + text + "'");
+  return std::stoi(text);
 }
 
 void add_device_wait_options(CLI::App& app, std::string& wait, std::string& ipc_copy, bool& fuse) {
@@ -318,18 +369,29 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   app.add_flag("--vendor-volume,!--no-vendor-volume", o.vendor_volume,
                "the MPI library counts each probe call's traffic (Open MPI's pml monitoring): "
                "a vendor row's volume, a witness for a hand-written row (slows small calls)");
+  std::vector<std::string> mca;
+  app.add_option("--mca", mca, "NAME=VALUE: Open MPI's MCA parameter for this run (as mpirun "
+                 "--mca NAME VALUE; repeatable; set before MPI_Init as OMPI_MCA_NAME)")
+      ->allow_extra_args(false);
   app.add_option("--segment", seg, "segment size of pipelined algorithms (tree, dbt)");
   app.add_option("--max-scratch", scratch, "scratch memory an algorithm may use per rank");
   app.add_option("--seed", o.seed, "seed of the generated data (and of split matrices)");
   app.add_option("--split", split, "all-to-all-v split pattern: uniform random skewed");
   app.add_option("--split-file", o.split_file,
                  "all-to-all-v: N x N split matrix in elements (one row per sender)");
+  bool gbench = false;
+  app.add_flag("--gbench", gbench, "time each case with Google Benchmark: -n iterations per "
+               "repetition, its aggregates, rank 0's reports (--benchmark_repetitions=9, "
+               "_format, _out, _out_format, _filter, _list_tests, _time_unit; docs/timing.md)");
   app.set_help_flag("-h,--help", "print this help and exit");
-  if (!program::parse_command_line(app, argc, argv, o.help_text)) {
+  std::vector<std::string> gbench_flags;
+  const std::vector<const char*> rest = take_gbench_flags(argc, argv, gbench_flags);
+  if (!program::parse_command_line(app, static_cast<int>(rest.size()), rest.data(), o.help_text)) {
     o.show_help = true;
     return o;
   }
   apply_sweep_options(sweep, o);
+  for (const std::string& m : mca) o.mca_params.push_back(parse_mca_param(m));
   o.segment_bytes = parse_size(seg, "--segment");
   o.segment_given = app.count("--segment") > 0;
   o.scratch_limit = parse_size(scratch, "--max-scratch");
@@ -345,9 +407,12 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   apply_device_wait_options(app, wait, ipc_copy, o);
   o.timing = parse_choice<Timing>(timing, kTimingNames, "--timing must be call or loop");
   o.ranks = parse_choice<RankCombine>(ranks, kRankCombineNames, "--ranks must be max, avg or min");
+  o.format_given = app.count("--format") > 0;
   apply_all_options(text, split, o);
   validate_vendor_volume(o, library_default,
                          app.count("--vendor-volume") + app.count("--no-vendor-volume") > 0);
+  o.gbench = parse_gbench_flags(gbench_flags, gbench);
+  check_gbench_options(o);
   return o;
 }
 

@@ -64,7 +64,9 @@
 #include "collscope/program/stats.hpp"
 #include "collscope/program/text.hpp"
 #include "collscope/program/watchdog.hpp"
+#include "collscope/program/spread_fields.hpp"
 #include "collscope/runtime/backend.hpp"
+#include "collscope/runtime/gpu_sharing.hpp"
 #include "collscope/comm.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/progress.hpp"
@@ -263,6 +265,8 @@ class PingPong {
   MPI_Comm ctrl() const { return ctrl_; }
   const PingpongOptions& options() const { return opts_; }
   const std::vector<int>& nodes() const { return nodes_; }
+  // "exclusive", "mps" or "time_sliced" on device memory, "" on host memory.
+  const std::string& gpu_sharing() const { return gpu_sharing_; }
 
  private:
   LocalResult run_pair(Pair p, std::size_t bytes);
@@ -304,6 +308,7 @@ class PingPong {
   verify::Buffer device_payload_, device_landing_;
   int rank_ = 0, nranks_ = 1;
   std::vector<int> nodes_;
+  std::string gpu_sharing_;
 };
 
 PingPong::PingPong(PingpongOptions opts, MPI_Comm world)
@@ -314,6 +319,8 @@ PingPong::PingPong(PingpongOptions opts, MPI_Comm world)
   MPI_Comm_size(ctrl_, &nranks_);
   nodes_ = program::node_of_rank(ctrl_);
   backend_ = make_backend(backend_spec(opts_.common), world, nodes_);
+  if (const auto sharing = gpu_sharing_of(backend_->gpu(), ctrl_))
+    gpu_sharing_ = std::string(gpu_sharing_name(sharing->job));
   for (int peer = 0; peer < nranks_; ++peer)
     comm_with_.push_back(std::make_unique<Comm>(executor(), algo_comm_));
   ring_comm_ = std::make_unique<Comm>(executor(), algo_comm_);
@@ -780,13 +787,15 @@ const PairResult* first_bad_pair(const SizeRecord& s) {
 
 std::string wrong_text(const SizeRecord& s) { return s.checked ? std::to_string(s.wrong) : "N/A"; }
 
-void print_header(std::ostream& os, const PingpongOptions& p, int nranks) {
+void print_header(std::ostream& os, const PingpongOptions& p, int nranks,
+                  const std::vector<std::string>& warnings) {
   const Options& o = p.common;
   os << "# collscope pingpong  transport " << transport_name(o.transport) << "  nranks " << nranks << "  pairs "
      << (p.all_pairs ? "all" : pair_name(p.pair)) << "  pattern " << pattern_name(p.pattern)
      << "  iters " << o.iters << "  warmup "
      << o.warmup << "  check " << (o.check ? 1 : 0) << "\n";
   for (const std::string& e : transport_environment(transport_name(o.transport))) os << "# " << e << "\n";
+  for (const std::string& w : warnings) os << "# warning: " << w << "\n";
   char line[256];
   if (!p.all_pairs) {
     os << "# lat: half the round trip, timed on the pair's first rank (median, min, max over "
@@ -875,13 +884,15 @@ void add_volumes(nlohmann::json& j, const SizeRecord& s) {
   j["first_bad_pair"] = bad ? nlohmann::json{bad->pair.a, bad->pair.b} : nlohmann::json(nullptr);
 }
 
-void add_times(nlohmann::json& j, const SizeRecord& s) {
+// The times of one pair (their iterations), or of every pair (their medians).
+void add_times(nlohmann::json& j, const SizeRecord& s, const Options& o, const std::string& gpu_sharing) {
   if (!s.all_pairs) {
     const PairResult& r = s.pairs.front();
     j["pair"] = {r.pair.a, r.pair.b};
     j["time_us"] = r.lat.median;
     j["time_us_min"] = r.lat.min;
     j["time_us_max"] = r.lat.max;
+    program::add_spread_fields(j, r.lat, o.noise_threshold, o.round, gpu_sharing);
     j["times_us"] = r.half_rtt_us;
     return;
   }
@@ -891,6 +902,7 @@ void add_times(nlohmann::json& j, const SizeRecord& s) {
   j["time_us"] = m.lat.median;
   j["time_us_min"] = m.lat.min;
   j["time_us_max"] = m.lat.max;
+  program::add_spread_fields(j, m.lat, o.noise_threshold, o.round, gpu_sharing);
   j["slowest_pair"] = {m.slowest.a, m.slowest.b};
   j["slowest_rank"] = m.slowest_rank;
   j["latency_us_matrix"] = pair_matrix(s, [](const PairResult& r) { return r.lat.median; });
@@ -898,7 +910,8 @@ void add_times(nlohmann::json& j, const SizeRecord& s) {
       pair_matrix(s, [&s](const PairResult& r) { return gbps(static_cast<double>(s.bytes), r.lat.median); });
 }
 
-nlohmann::json to_json(const SizeRecord& s, const PingpongOptions& p, const std::vector<int>& nodes) {
+nlohmann::json to_json(const SizeRecord& s, const PingpongOptions& p, const std::vector<int>& nodes,
+                       const std::string& gpu_sharing) {
   nlohmann::json j;
   j["collective"] = "pingpong";
   j["algorithm"] = s.pattern == Pattern::pairs ? "pingpong" : pattern_name(s.pattern);
@@ -909,7 +922,7 @@ nlohmann::json to_json(const SizeRecord& s, const PingpongOptions& p, const std:
   j["bytes"] = s.bytes;
   j["iters"] = p.common.iters;
   j["warmup"] = p.common.warmup;
-  add_times(j, s);
+  add_times(j, s, p.common, gpu_sharing);
   j["algbw_gbps"] = gbps(static_cast<double>(s.bytes), j["time_us"].get<double>());
   j["busbw_gbps"] = j["algbw_gbps"];
   add_volumes(j, s);
@@ -950,7 +963,7 @@ SizeRecord measure_size(PingPong& pp, std::size_t bytes) {
 void report(const SizeRecord& s, const PingPong& pp, program::RowOutput& out,
             results::ResultsFile* h5) {
   const PingpongOptions& p = pp.options();
-  const nlohmann::json row = to_json(s, p, pp.nodes());
+  const nlohmann::json row = to_json(s, p, pp.nodes(), pp.gpu_sharing());
   out.write(row.dump(), [&](std::ostream& os) { print_row(os, s, p.common.iters); });
   if (h5) h5->append_pingpong(row);  // on disk when it returns
 }
@@ -962,11 +975,12 @@ int finish(program::RowOutput& out, bool failed, int rows) {
   return failed ? kExitVerifyFailed : kExitOk;
 }
 
-int run(PingPong& pp, results::ResultsFile* h5) {
+int run(PingPong& pp, results::ResultsFile* h5, const std::vector<std::string>& warnings) {
   const PingpongOptions& p = pp.options();
   program::RowOutput out(p.common.format == OutputFormat::table,
                          program::JsonLines::open_on_root(p.common.json_path, pp.ctrl()));
-  if (pp.rank() == 0 && out.table()) print_header(std::cout, p, pp.nranks());
+  if (pp.rank() == 0 && out.table()) print_header(std::cout, p, pp.nranks(), warnings);
+  if (pp.rank() == 0 && !out.table()) program::print_warnings(kProgram, warnings);
   bool failed = false;
   int rows = 0;
   for (std::size_t bytes : sweep_sizes(p.common)) {
@@ -994,13 +1008,12 @@ int main_on_all_ranks(int argc, char** argv, int rank, int nranks) {
   const double timeout_s = opts.common.timeout_s;
   PingPong pp(std::move(opts), MPI_COMM_WORLD);
   Watchdog watchdog(timeout_s, rank, kProgram);
+  const results::RunAttributes attributes = results::collect_run_attributes(argc, argv, MPI_COMM_WORLD);
   // -O: opened on rank 0 once every input is known good; a bad file fails on all ranks.
   std::unique_ptr<results::ResultsFile> h5;
   if (!pp.options().common.output_path.empty())
-    h5 = results::open_results_on_root(pp.options().common.output_path,
-                                       results::collect_run_attributes(argc, argv, MPI_COMM_WORLD),
-                                       MPI_COMM_WORLD);
-  return run(pp, h5.get());
+    h5 = results::open_results_on_root(pp.options().common.output_path, attributes, MPI_COMM_WORLD);
+  return run(pp, h5.get(), attributes.machine.warnings);
 }
 
 }  // namespace

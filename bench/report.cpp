@@ -58,15 +58,18 @@ void print_table_header(std::ostream& os, const RunInfo& info) {
     for (const std::string& e : info.transport_env) os << " " << e;
     os << (info.transport_env.empty() ? " (UCX defaults)\n" : "\n");
   }
-  os << "# time: median over iterations of the slowest rank; GB = 1e9 B; sent/theory: bytes "
-        "the busiest rank sent in one call (measured / exact theory)\n#\n";
+  os << "# time: median over iterations of the slowest rank; spread: interquartile range / "
+        "median (! noisy: above " << fmt("%g", o.noise_threshold * 100) << "%); GB = 1e9 B; "
+        "sent/theory: bytes the busiest rank sent in one call (measured / exact theory)\n";
+  for (const std::string& w : info.warnings) os << "# warning: " << w << "\n";
+  os << "#\n";
   char line[256];
-  std::snprintf(line, sizeof line, "# %12s %12s %8s %6s %5s %9s %11s %11s %11s %8s %8s %6s %14s %14s %8s\n",
+  std::snprintf(line, sizeof line, "# %12s %12s %8s %6s %5s %9s %11s %11s %11s %7s %8s %8s %6s %14s %14s %8s\n",
                 "size(B)", "count", "type", "redop", "root", "transport", "time(us)", "min(us)", "max(us)",
-                "algbw", "busbw", "#wrong", "sent(B)", "theory(B)", "volume");
+                "spread", "algbw", "busbw", "#wrong", "sent(B)", "theory(B)", "volume");
   os << line;
-  std::snprintf(line, sizeof line, "# %12s %12s %8s %6s %5s %9s %11s %11s %11s %8s %8s %6s %14s %14s %8s\n",
-                "", "(elements)", "", "", "", "", "", "", "", "(GB/s)", "(GB/s)", "", "", "", "");
+  std::snprintf(line, sizeof line, "# %12s %12s %8s %6s %5s %9s %11s %11s %11s %7s %8s %8s %6s %14s %14s %8s\n",
+                "", "(elements)", "", "", "", "", "", "", "", "(IQR)", "(GB/s)", "(GB/s)", "", "", "", "");
   os << line << std::flush;
 }
 
@@ -78,10 +81,11 @@ void print_table_row(std::ostream& os, const Measurement& m) {
       busiest >= 0 && !m.theory.empty() ? std::to_string(m.theory[busiest].sent_bytes) : "n/a";
   const std::string wrong = m.checked ? std::to_string(m.wrong) : "N/A";
   char line[320];
-  std::snprintf(line, sizeof line, "  %12zu %12zu %8s %6s %5d %9s %11s %11s %11s %8s %8s %6s %14s %14s %8s\n",
+  std::snprintf(line, sizeof line, "  %12zu %12zu %8s %6s %5d %9s %11s %11s %11s %7s %8s %8s %6s %14s %14s %8s\n",
                 m.bytes, m.count, std::string(dtype_name(m.dtype)).c_str(),
                 std::string(op_name(m.op)).c_str(), m.root, m.transport.c_str(), fmt("%.2f", m.time_us).c_str(),
                 fmt("%.2f", m.time_us_min).c_str(), fmt("%.2f", m.time_us_max).c_str(),
+                program::spread_text(m.time_spread, m.noisy).c_str(),
                 fmt("%.3f", m.algbw_gbps).c_str(), fmt("%.3f", m.busbw_gbps).c_str(),
                 wrong.c_str(), sent.c_str(), theory.c_str(), volume_status(m).c_str());
   os << line;
@@ -101,11 +105,11 @@ void print_table_row(std::ostream& os, const Measurement& m) {
   os << std::flush;
 }
 
-void print_table_footer(std::ostream& os, int rows, std::uint64_t wrong_total,
-                        int volume_mismatches, double avg_busbw) {
-  os << "# rows: " << rows << "   wrong elements: " << wrong_total << (wrong_total ? " FAILED" : " OK")
-     << "   volume mismatches: " << volume_mismatches << (volume_mismatches ? " FAILED" : " OK")
-     << "\n# Avg bus bandwidth    : " << fmt("%.3f", avg_busbw) << " GB/s\n" << std::flush;
+void print_table_footer(std::ostream& os, const TableTotals& t) {
+  os << "# rows: " << t.rows << "   wrong elements: " << t.wrong << (t.wrong ? " FAILED" : " OK")
+     << "   volume mismatches: " << t.volume_mismatches << (t.volume_mismatches ? " FAILED" : " OK")
+     << "   noisy: " << t.noisy << "\n# Avg bus bandwidth    : "
+     << fmt("%.3f", t.rows == 0 ? 0.0 : t.busbw_sum / t.rows) << " GB/s\n" << std::flush;
 }
 
 nlohmann::json to_json(const Measurement& m) {
@@ -142,6 +146,14 @@ nlohmann::json to_json(const Measurement& m) {
   j["time_us"] = m.time_us;
   j["time_us_min"] = m.time_us_min;
   j["time_us_max"] = m.time_us_max;
+  j["time_us_p25"] = m.time_us_p25;
+  j["time_us_p75"] = m.time_us_p75;
+  j["time_spread"] = std::isnan(m.time_spread) ? nlohmann::json(nullptr) : nlohmann::json(m.time_spread);
+  j["noise_threshold"] = m.noise_threshold;
+  j["noisy"] = m.noisy;
+  j["round"] = m.round;
+  j["gpu_sharing"] = m.gpu_sharing;
+  j["mpi_coll_params"] = m.mpi_coll_params;
   j["algbw_gbps"] = m.algbw_gbps;
   j["busbw_gbps"] = m.busbw_gbps;
   j["sent_bytes"] = per_rank(m.measured, [](const RankVolume& r) { return r.sent_bytes; });

@@ -1,6 +1,8 @@
 #include "collscope/program/text.hpp"
 
+#include <cmath>
 #include <cstdio>
+#include <iostream>
 
 namespace collscope::program {
 
@@ -11,5 +13,19 @@ std::string fmt(const char* format, double value) {
 }
 
 double gbps(double bytes, double us) { return us > 0 ? bytes / (us * 1e3) : 0; }
+
+std::string spread_text(double spread, bool noisy) {
+  if (std::isnan(spread)) return "-";
+  return fmt("%.0f%%", spread * 100) + (noisy ? "!" : "");
+}
+
+}  // namespace collscope::program
+
+namespace collscope::program {
+
+void print_warnings(std::string_view program, const std::vector<std::string>& warnings) {
+  for (const std::string& w : warnings) std::cerr << program << ": warning: " << w << "\n";
+  std::cerr << std::flush;
+}
 
 }  // namespace collscope::program

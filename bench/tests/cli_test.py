@@ -511,9 +511,10 @@ def test_table():
     code, out, _ = run("allreduce_ring", ["-b", "1K", "-e", "64K", "-f", "4", "--in-place"], np=4)
     rows = [l.split() for l in out.splitlines() if l.strip() and not l.startswith("#")]
     check(code == 0 and len(rows) == 4, f"table: 4 rows (exit {code})")
-    check(all(r[2] == "float" and r[3] == "sum" and r[5] == "mpi" and r[11] == "0" and r[14] == "ok"
-              and r[12] == r[13]
+    check(all(r[2] == "float" and r[3] == "sum" and r[5] == "mpi" and r[12] == "0" and r[15] == "ok"
+              and r[13] == r[14]
               for r in rows), "table: dtype, op, #wrong 0, sent == theory, volume ok")
+    check(all(re.fullmatch(r"\d+%!?|-", r[9]) for r in rows), "table: the spread column (e.g. 7% or 31%!)")
     check("in-place" in out and "# Avg bus bandwidth" in out, "table: header and footer")
 
 

@@ -22,59 +22,31 @@ import subprocess
 import sys
 
 from collscope.checks import check, failures
+from collscope.tune_mpi import openmpi
 
 ARGS = None
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1")
 
 
-def pow2(n):
-    return n & (n - 1) == 0
+UNMATCHED = openmpi.UNMATCHED
 
-
-UNMATCHED = "unmatched"
-
-# Open MPI 4.1 (coll_tuned, coll_base): per (collective, algorithm number) the twin that
-# must be named, as a function of N (and of the count where Open MPI falls back); None:
-# Open MPI has no such algorithm at this N (skipped); UNMATCHED: no twin (negative control).
-EXPECTED = {
-    ("allreduce", 1): lambda n: "nonoverlapping" if n <= 3 else UNMATCHED,  # linear reduce + bcast
-    ("allreduce", 2): lambda n: "nonoverlapping",  # with its reduce and bcast forced binomial
-    ("allreduce", 3): lambda n: "recursive_doubling",
-    ("allreduce", 4): lambda n: "ring",            # count >= N here (else recursive doubling)
-    ("allreduce", 5): lambda n: "segmented_ring",  # segment 1 KiB on both sides
-    ("allreduce", 6): lambda n: "rabenseifner",    # count >= p here (else basic linear)
-    ("allgather", 1): lambda n: UNMATCHED,         # gather + bcast
-    ("allgather", 2): lambda n: "bruck",
-    ("allgather", 3): lambda n: "recursive_doubling" if pow2(n) else "bruck",  # else its bruck
-    ("allgather", 4): lambda n: "ring",
-    ("allgather", 5): lambda n: "neighbor_exchange",  # odd N: Open MPI's ring, as the twin
-    ("allgather", 6): lambda n: "ring" if n == 2 else None,  # two_proc: N = 2 only
-    ("bcast", 1): lambda n: "linear",
-    ("bcast", 2): lambda n: "chain",               # with chain_fanout 1
-    ("bcast", 3): lambda n: "chain",               # pipeline: one chain
-    ("bcast", 4): lambda n: "split_binary_tree",
-    ("bcast", 5): lambda n: "binary_tree",
-    ("bcast", 6): lambda n: "binomial_strided",
-    ("bcast", 7): lambda n: "knomial",
-    ("bcast", 8): lambda n: UNMATCHED if n > 2 else None,  # scatter + recursive-doubling allgather
-    ("bcast", 9): lambda n: "scatter_allgather",   # count % N == 0 here (Open MPI's ceil blocks)
-    ("reduce", 1): lambda n: "linear",
-    ("reduce", 2): lambda n: "chain",              # with chain_fanout 1
-    ("reduce", 3): lambda n: "chain",
-    ("reduce", 4): lambda n: "binary_tree",
-    ("reduce", 5): lambda n: "binomial",
-    ("reduce", 6): lambda n: UNMATCHED if n > 3 else None,  # in-order binary tree
-    ("reduce_scatter_block", 1): lambda n: UNMATCHED,  # reduce + scatter
-    ("reduce_scatter_block", 3): lambda n: "halving",
-    ("reduce_scatter", 2): lambda n: "halving",
-    ("reduce_scatter", 3): lambda n: "ring",
-    ("alltoall", 1): lambda n: "pairwise",         # linear: the same bytes and messages
-    ("alltoall", 2): lambda n: "pairwise",
-    ("alltoall", 3): lambda n: "bruck",            # modified Bruck
-    ("alltoall", 4): lambda n: "pairwise",         # linear with sync: the same traffic
-    ("alltoall", 5): lambda n: "pairwise" if n == 2 else None,  # two_proc
-}
+# Open MPI 4.1's twins (collscope/tune_mpi/openmpi.py states them once, for this test and
+# for scripts/tune-mpi): per (collective, algorithm number) the twin that must be named, as a
+# function of N; None: no such algorithm at this N (skipped); UNMATCHED: no twin (negative
+# control). This test checks these algorithms at sizes where Open MPI does not fall back
+# (count >= N for the ring, count >= p for Rabenseifner, count % N == 0 for bcast's
+# scatter_allgather_ring; allreduce nonoverlapping with its reduce and bcast forced
+# binomial, the chains with fan-out 1, segmented_ring with 1 KiB segments).
+TESTED = [("allreduce", 1), ("allreduce", 2), ("allreduce", 3), ("allreduce", 4),
+          ("allreduce", 5), ("allreduce", 6), ("allgather", 1), ("allgather", 2),
+          ("allgather", 3), ("allgather", 4), ("allgather", 5), ("allgather", 6), ("bcast", 1),
+          ("bcast", 2), ("bcast", 3), ("bcast", 4), ("bcast", 5), ("bcast", 6), ("bcast", 7),
+          ("bcast", 8), ("bcast", 9), ("reduce", 1), ("reduce", 2), ("reduce", 3),
+          ("reduce", 4), ("reduce", 5), ("reduce", 6), ("reduce_scatter_block", 1),
+          ("reduce_scatter_block", 3), ("reduce_scatter", 2), ("reduce_scatter", 3),
+          ("alltoall", 1), ("alltoall", 2), ("alltoall", 3), ("alltoall", 4), ("alltoall", 5)]
+EXPECTED = {key: openmpi.TWINS[key] for key in TESTED}
 
 BINARY = {"allreduce": "allreduce_mpi", "allgather": "allgather_mpi", "bcast": "broadcast_mpi",
           "reduce": "reduce_mpi", "reduce_scatter_block": "reduce_scatter_mpi",

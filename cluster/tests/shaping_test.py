@@ -9,7 +9,11 @@ pingpong --pairs all at 2 MiB, one rank on each of 4 hosts, so every pair is one
      trip) is the one-way delay; where it has not, `up --delay` refusing is
      refusals_test.py's to check, and this says so.
 
-Tolerance: measured / shaped within [0.85, 1.02]. The shaping counts whole Ethernet frames
+Tolerance: measured / shaped within [0.85, 1.02], for each link's best of up to three
+measurements. Noise only slows a transfer down (another job's load, a descheduled rank:
+CI once measured 156 of 200 Mbit/s in one run), so a link is measured again while it reads
+below the band, and the fastest reading is the one judged; a link faster than its shaping
+fails on the first reading as on the third. The shaping counts whole Ethernet frames
 and TCP carries 1448 payload bytes in a 1514-byte frame (95.6%); HTB's burst lets the start
 of each message through a little faster; 2 MiB at 50 Mbit/s take 0.34 s, so the latency
 (< 1 ms) and the scheduling noise of a loaded 2-core machine stay within the margin.
@@ -25,6 +29,7 @@ from collscope.cluster.harness import Cluster, check
 HOSTS = 4
 SIZE = ["-b", "2M", "-e", "2M", "-n", "3", "-w", "1"]
 LOW, HIGH = 0.85, 1.02
+ATTEMPTS = 3
 DELAY_MS = 5
 
 
@@ -36,6 +41,21 @@ def measure(cluster):
     check(records[0]["node_of_rank"] == list(range(HOSTS)), "pingpong: one rank per host")
     matrix = records[0]["bw_gbps_matrix"]
     return {(a, b): matrix[a][b] * 8000 for a in range(HOSTS) for b in range(a + 1, HOSTS)}
+
+
+def best_rates(cluster, expected):
+    """measure(), again (up to ATTEMPTS in all) while a link reads below LOW: {pair: the
+    fastest Mbit/s}."""
+    best = measure(cluster)
+    for attempt in range(2, ATTEMPTS + 1):
+        slow = [pair for pair, mbit in best.items() if mbit / expected(*pair) < LOW]
+        if not slow:
+            break
+        print(f"# {len(slow)} link(s) below {LOW} of their shaping: measurement {attempt} "
+              f"of {ATTEMPTS}")
+        for pair, mbit in measure(cluster).items():
+            best[pair] = max(best[pair], mbit)
+    return best
 
 
 def check_rates(measured, expected, what):
@@ -54,7 +74,7 @@ def netem_available():
 
 def test_default(bin_dir):
     with Cluster(bin_dir, HOSTS, ["--rate", "200mbit"]) as cluster:
-        check_rates(measure(cluster), lambda a, b: 200, "--rate 200mbit")
+        check_rates(best_rates(cluster, lambda a, b: 200), lambda a, b: 200, "--rate 200mbit")
 
 
 def test_link_and_host(bin_dir):
@@ -64,7 +84,7 @@ def test_link_and_host(bin_dir):
         return 50 if (a, b) == (1, 2) else 100 if 3 in (a, b) else 200
 
     with Cluster(bin_dir, HOSTS, flags) as cluster:
-        check_rates(measure(cluster), expected, "--link h1-h2:50mbit --host h3:100mbit")
+        check_rates(best_rates(cluster, expected), expected, "--link h1-h2:50mbit --host h3:100mbit")
 
 
 def test_delay(bin_dir):

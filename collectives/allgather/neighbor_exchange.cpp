@@ -27,7 +27,7 @@ Steps allgather_neighbor_exchange(Plan& p) {
   const int n = p.size(), r = p.rank();
   const std::uint32_t tag = p.tag();
   if (n % 2 == 1) {  // Open MPI's fallback: the ring
-    auto ring = detail::ring_allgather_steps(p, Plan::send(), tag, 0);
+    auto ring = detail::ring_allgather_steps(p, r, Plan::send(), tag, 0);
     while (ring.next()) co_yield ring.value();
     co_return;
   }

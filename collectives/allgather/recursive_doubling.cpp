@@ -21,6 +21,27 @@
 // Limits: none (any N, any count; empty ranges are skipped).
 #include "collscope/patterns/recursive_doubling.hpp"
 #include "collscope/schedules.hpp"
+#include "doubling_steps.hpp"
+
+namespace collscope::detail {
+
+using patterns::Block;
+
+Steps doubling_steps(Plan& p, int vrank, patterns::HdBlocks blocks, std::uint32_t tag,
+                     int first_step) {
+  const int n = p.size();
+  StepBuilder s(p);
+  int k = first_step;
+  for (const patterns::HdStep& h : patterns::hd_allgather_steps(n, vrank)) {
+    const Block out = patterns::hd_range(p.count(), n, blocks, h.send_first, h.send_len);
+    const Block in = patterns::hd_range(p.count(), n, blocks, h.recv_first, h.recv_len);
+    s.recv(h.peer, p.recv_at(in), p.bytes(in), tag).send(h.peer, p.recv_at(out), p.bytes(out), tag);
+    co_yield s.step("doubling", k);
+    ++k;
+  }
+}
+
+}  // namespace collscope::detail
 
 namespace collscope::schedules {
 
@@ -53,14 +74,8 @@ Steps allgather_recursive_doubling(Plan& p) {
     s.recv(l.fold_peer, p.recv_at(theirs), p.bytes(theirs), tag);
   }
   co_yield s.step("fold", 0);
-  int k = 1;
-  for (const patterns::HdStep& h : patterns::hd_allgather_steps(n, l.vrank)) {
-    const Block out = patterns::folded_range(p.count(), n, h.send_first, h.send_len);
-    const Block in = patterns::folded_range(p.count(), n, h.recv_first, h.recv_len);
-    s.recv(h.peer, p.recv_at(in), p.bytes(in), tag).send(h.peer, p.recv_at(out), p.bytes(out), tag);
-    co_yield s.step("doubling", k);
-    ++k;
-  }
+  auto doubling = detail::doubling_steps(p, l.vrank, patterns::HdBlocks::folded, tag, 1);
+  while (doubling.next()) co_yield doubling.value();
   if (l.role == patterns::FoldRole::absorber) {
     const auto [before, after] = rest_of(patterns::block_of(p.count(), n, l.fold_peer));
     s.send(l.fold_peer, p.recv_at(before), p.bytes(before), tag).send(l.fold_peer, p.recv_at(after), p.bytes(after), tag);

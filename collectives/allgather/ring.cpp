@@ -23,22 +23,24 @@ namespace collscope::detail {
 using patterns::Block;
 using patterns::block_of;
 
-Steps ring_allgather_steps(Plan& p, BufRef own, std::uint32_t tag, int first_step) {
+Steps ring_allgather_steps(Plan& p, int owned, BufRef own, std::uint32_t tag, int first_step,
+                           const char* phase) {
   const int n = p.size(), r = p.rank();
   const int next = patterns::ring_next(r, n), prev = patterns::ring_prev(r, n);
-  const Block mine = block_of(p.count(), n, r);
+  const Block mine = block_of(p.count(), n, owned);
   StepBuilder s(p);
   if (n == 1) {
-    co_yield s.copy(p.recv_at(mine), own, p.bytes(mine)).step("allgather ring", first_step);
+    co_yield s.copy(p.recv_at(mine), own, p.bytes(mine)).step(phase, first_step);
     co_return;
   }
   for (int k = 0; k < n - 1; ++k) {
-    const Block out = block_of(p.count(), n, patterns::own_ring_ag_send_block(r, n, k));
-    const Block in = block_of(p.count(), n, patterns::own_ring_ag_recv_block(r, n, k));
+    // The ring of ring_own_block.hpp as run by the rank that starts with block `owned`.
+    const Block out = block_of(p.count(), n, patterns::own_ring_ag_send_block(owned, n, k));
+    const Block in = block_of(p.count(), n, patterns::own_ring_ag_recv_block(owned, n, k));
     s.recv(prev, p.recv_at(in), p.bytes(in), tag);
     s.send(next, k == 0 ? own : p.recv_at(out), p.bytes(out), tag);
     if (k == 0) s.copy(p.recv_at(mine), own, p.bytes(mine));
-    co_yield s.step("allgather ring", first_step + k);
+    co_yield s.step(phase, first_step + k);
   }
 }
 
@@ -48,7 +50,7 @@ namespace collscope::schedules {
 
 Steps allgather_ring(Plan& p) {
   const std::uint32_t tag = p.tag();
-  auto steps = detail::ring_allgather_steps(p, Plan::send(), tag, 0);
+  auto steps = detail::ring_allgather_steps(p, p.rank(), Plan::send(), tag, 0);
   while (steps.next()) co_yield steps.value();
 }
 

@@ -15,56 +15,55 @@
 // back the ranges the halving kept; 2 (p-1)/p of the vector when blocks are even.
 // Limits: none (any N via the fold, any count; empty ranges are skipped). Scratch: the
 // incoming range (half the vector), and the folded partner's vector on absorbers.
+// The halves are reduce_scatter_halving's halving and allgather_recursive_doubling's
+// doubling (reduce_scatter/halving_steps.hpp, allgather/doubling_steps.hpp), on p blocks
+// of the vector instead of the N-block partition, the partial sums in the receive buffer;
+// a rank the fold sets aside runs the steps every whole-vector fold shares (likewise).
+#include "../allgather/doubling_steps.hpp"
+#include "../reduce_scatter/halving_steps.hpp"
 #include "collscope/lone_rank.hpp"
+#include "collscope/patterns/bits.hpp"
 #include "collscope/patterns/halving_doubling.hpp"
 #include "collscope/schedules.hpp"
 
 namespace collscope::schedules {
 
-using patterns::Block;
-
 namespace {
 
-// N >= 2 (a lone rank copies: lone_rank.hpp).
-Steps two_or_more(Plan& p) {
-  const int n = p.size(), r = p.rank();
+// A rank of the power of two: the fold's absorbers and the ranks it leaves alone.
+Steps taking_part(Plan& p, patterns::HdLayout l, detail::FoldTags fold, std::uint32_t halving_tag,
+                  std::uint32_t doubling_tag) {
+  const int steps = patterns::ceil_log2(l.pof2);
   const std::size_t bytes = p.count() * p.elem();
   StepBuilder s(p);
-  const patterns::HdLayout l = patterns::hd_layout(n, r);
-  const int steps = static_cast<int>(patterns::hd_reduce_scatter_steps(n, 0).size());
-  const std::uint32_t fold_tag = p.tag(), halving_tag = p.tag(), doubling_tag = p.tag(),
-                      unfold_tag = p.tag();
-  if (l.role == patterns::FoldRole::sender) {  // hand over the input, wait for the result
-    co_yield s.send(l.fold_peer, Plan::send(), bytes, fold_tag).step("fold", 0);
-    co_yield s.recv(l.fold_peer, Plan::recv(), bytes, unfold_tag).step("unfold", 2 * steps + 1);
-    co_return;
-  }
   const BufRef incoming = p.scratch(p.bytes(patterns::block_range(p.count(), l.pof2, 0, l.pof2 / 2)));
   const BufRef partner = l.role == patterns::FoldRole::absorber ? p.scratch(bytes) : BufRef{};
   BufRef src = Plan::send();  // where this rank's input lives until the first reduction
   if (l.role == patterns::FoldRole::absorber) {
-    s.recv(l.fold_peer, partner, bytes, fold_tag).reduce(Plan::recv(), Plan::send(), partner, bytes);
+    s.recv(l.fold_peer, partner, bytes, fold.in).reduce(Plan::recv(), Plan::send(), partner, bytes);
     co_yield s.step("fold", 0);
     src = Plan::recv();
   }
-  auto range = [&](int first, int len) { return patterns::block_range(p.count(), l.pof2, first, len); };
-  int k = 1;
-  for (const patterns::HdStep& h : patterns::hd_reduce_scatter_steps(n, l.vrank)) {
-    const Block out = range(h.send_first, h.send_len), in = range(h.recv_first, h.recv_len);
-    s.recv(h.peer, incoming, p.bytes(in), halving_tag).send(h.peer, src.plus(out.offset * p.elem()), p.bytes(out), halving_tag);
-    s.reduce(p.recv_at(in), src.plus(in.offset * p.elem()), incoming, p.bytes(in));
-    co_yield s.step("halving", k);
-    ++k;
-    src = Plan::recv();  // from now on the reduced halves live in recvbuf
-  }
-  for (const patterns::HdStep& h : patterns::hd_allgather_steps(n, l.vrank)) {
-    const Block out = range(h.send_first, h.send_len), in = range(h.recv_first, h.recv_len);
-    s.recv(h.peer, p.recv_at(in), p.bytes(in), doubling_tag).send(h.peer, p.recv_at(out), p.bytes(out), doubling_tag);
-    co_yield s.step("doubling", k);
-    ++k;
-  }
+  auto halving = detail::halving_steps(p, {.vrank = l.vrank, .blocks = patterns::HdBlocks::pof2,
+                                           .input = src, .sums = Plan::recv(), .incoming = incoming,
+                                           .tag = halving_tag});
+  while (halving.next()) co_yield halving.value();
+  auto doubling = detail::doubling_steps(p, l.vrank, patterns::HdBlocks::pof2, doubling_tag, steps + 1);
+  while (doubling.next()) co_yield doubling.value();
   if (l.role == patterns::FoldRole::absorber)
-    co_yield s.send(l.fold_peer, Plan::recv(), bytes, unfold_tag).step("unfold", 2 * steps + 1);
+    co_yield s.send(l.fold_peer, Plan::recv(), bytes, fold.out).step("unfold", 2 * steps + 1);
+}
+
+// N >= 2 (a lone rank copies: lone_rank.hpp).
+Steps two_or_more(Plan& p) {
+  const patterns::HdLayout l = patterns::hd_layout(p.size(), p.rank());
+  const std::uint32_t fold_tag = p.tag(), halving_tag = p.tag(), doubling_tag = p.tag(),
+                      unfold_tag = p.tag();
+  const detail::FoldTags fold{fold_tag, unfold_tag};
+  if (l.role != patterns::FoldRole::sender) return taking_part(p, l, fold, halving_tag, doubling_tag);
+  // Hands over the input, waits for the result.
+  const int unfold_step = 2 * patterns::ceil_log2(l.pof2) + 1;
+  return detail::set_aside_steps(p, l.fold_peer, fold, p.count() * p.elem(), unfold_step);
 }
 
 }  // namespace

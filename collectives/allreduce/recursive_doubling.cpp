@@ -21,7 +21,9 @@
 // step receives into the one it does not send from and reduces there, so no step
 // writes what it sends; the last exchange lands in the receive buffer where the start
 // allows, else a final copy moves it there (in place with log2 p odd).
-// Limits: none (any N, any count). Scratch: one vector.
+// Limits: none (any N, any count). Scratch: one vector. A rank the fold sets aside runs
+// the steps every whole-vector fold shares (reduce_scatter/halving_steps.hpp).
+#include "../reduce_scatter/halving_steps.hpp"
 #include "collscope/lone_rank.hpp"
 #include "collscope/patterns/bits.hpp"
 #include "collscope/patterns/halving_doubling.hpp"
@@ -32,23 +34,11 @@ namespace {
 
 bool same(BufRef a, BufRef b) { return a.region == b.region && a.slot == b.slot; }
 
-}  // namespace
-
-namespace {
-
-// N >= 2 (a lone rank copies: lone_rank.hpp).
-Steps two_or_more(Plan& p) {
-  const int n = p.size(), r = p.rank();
+// A rank of the power of two: the fold's absorbers and the ranks it leaves alone.
+Steps taking_part(Plan& p, patterns::HdLayout l, detail::FoldTags fold, std::uint32_t exchange_tag) {
+  const int n = p.size(), rounds = patterns::ceil_log2(l.pof2);
   const std::size_t bytes = p.count() * p.elem();
   StepBuilder s(p);
-  const patterns::HdLayout l = patterns::hd_layout(n, r);
-  const int rounds = patterns::ceil_log2(l.pof2);
-  const std::uint32_t fold_tag = p.tag(), exchange_tag = p.tag(), unfold_tag = p.tag();
-  if (l.role == patterns::FoldRole::sender) {  // hand over the input, wait for the result
-    co_yield s.send(l.fold_peer, Plan::send(), bytes, fold_tag).step("fold", 0);
-    co_yield s.recv(l.fold_peer, Plan::recv(), bytes, unfold_tag).step("unfold", rounds + 2);
-    co_return;
-  }
   const BufRef scratch = p.scratch(bytes);
   // Exchange k (1..rounds) leaves the partial result in target(k): the receive buffer at
   // the last one.
@@ -57,7 +47,7 @@ Steps two_or_more(Plan& p) {
   BufRef held = p.in_place() ? Plan::recv() : Plan::send();
   if (l.role == patterns::FoldRole::absorber) {
     const BufRef sum = p.in_place() ? Plan::recv() : other(target(1));
-    s.recv(l.fold_peer, scratch, bytes, fold_tag).reduce(sum, held, scratch, bytes);
+    s.recv(l.fold_peer, scratch, bytes, fold.in).reduce(sum, held, scratch, bytes);
     co_yield s.step("fold", 0);
     held = sum;
   }
@@ -71,7 +61,18 @@ Steps two_or_more(Plan& p) {
   }
   if (!same(held, Plan::recv())) co_yield s.copy(Plan::recv(), held, bytes).step("result", rounds + 1);
   if (l.role == patterns::FoldRole::absorber)
-    co_yield s.send(l.fold_peer, Plan::recv(), bytes, unfold_tag).step("unfold", rounds + 2);
+    co_yield s.send(l.fold_peer, Plan::recv(), bytes, fold.out).step("unfold", rounds + 2);
+}
+
+// N >= 2 (a lone rank copies: lone_rank.hpp).
+Steps two_or_more(Plan& p) {
+  const patterns::HdLayout l = patterns::hd_layout(p.size(), p.rank());
+  const std::uint32_t fold_tag = p.tag(), exchange_tag = p.tag(), unfold_tag = p.tag();
+  const detail::FoldTags fold{fold_tag, unfold_tag};
+  if (l.role != patterns::FoldRole::sender) return taking_part(p, l, fold, exchange_tag);
+  // Hands over the input, waits for the result.
+  const int unfold_step = patterns::ceil_log2(l.pof2) + 2;
+  return detail::set_aside_steps(p, l.fold_peer, fold, p.count() * p.elem(), unfold_step);
 }
 
 }  // namespace

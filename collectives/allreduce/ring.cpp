@@ -11,39 +11,34 @@
 // Every rank sends 2(N-1) blocks: 2(N-1)/N of the vector when blocks are even.
 // Limits: none (any N, any count; blocks follow the uneven rule, empty ones are skipped).
 // Scratch: one block (the incoming partial sum).
+// The halves are reduce_scatter_ring's and allgather_ring's (reduce_scatter/ring_steps.hpp,
+// allgather/ring_steps.hpp), shifted by one block: here the partial sums land in the
+// receive buffer, where the allgather sends them from, so one block of scratch will do.
+#include "../allgather/ring_steps.hpp"
+#include "../reduce_scatter/ring_steps.hpp"
 #include "collscope/lone_rank.hpp"
 #include "collscope/patterns/ring.hpp"
 #include "collscope/schedules.hpp"
 
 namespace collscope::schedules {
 
-using patterns::Block;
-using patterns::block_of;
-
 namespace {
 
 // N >= 2 (a lone rank copies: lone_rank.hpp).
 Steps two_or_more(Plan& p) {
   const int n = p.size(), r = p.rank();
-  StepBuilder s(p);
-  const int next = patterns::ring_next(r, n), prev = patterns::ring_prev(r, n);
-  const BufRef incoming = p.scratch(p.bytes(block_of(p.count(), n, 0)));
+  const BufRef incoming = p.scratch(p.bytes(patterns::block_of(p.count(), n, 0)));
   const std::uint32_t rs_tag = p.tag(), ag_tag = p.tag();
-  for (int k = 0; k < n - 1; ++k) {
-    const Block out = block_of(p.count(), n, patterns::ring_rs_send_block(r, n, k));
-    const Block in = block_of(p.count(), n, patterns::ring_rs_recv_block(r, n, k));
-    // Step 0 sends the untouched input; later steps send what the last step reduced.
-    const BufRef src = k == 0 ? p.send_at(out) : p.recv_at(out);
-    s.recv(prev, incoming, p.bytes(in), rs_tag).send(next, src, p.bytes(out), rs_tag);
-    s.reduce(p.recv_at(in), p.send_at(in), incoming, p.bytes(in));
-    co_yield s.step("reduce-scatter", k);
-  }
-  for (int k = 0; k < n - 1; ++k) {
-    const Block out = block_of(p.count(), n, patterns::ring_ag_send_block(r, n, k));
-    const Block in = block_of(p.count(), n, patterns::ring_ag_recv_block(r, n, k));
-    s.recv(prev, p.recv_at(in), p.bytes(in), ag_tag).send(next, p.recv_at(out), p.bytes(out), ag_tag);
-    co_yield s.step("allgather", n - 1 + k);
-  }
+  // The partial sums go straight to their blocks' places in the receive buffer, which
+  // the allgather then sends from.
+  const int owned = patterns::ring_owned_block(r, n);
+  const detail::RingSums sums{.inbox = {incoming, incoming}, .in_recv = true};
+  auto reduce_scatter = detail::ring_reduce_scatter_steps(
+      p, {.owned = owned, .sums = sums, .tag = rs_tag, .phase = "reduce-scatter"});
+  while (reduce_scatter.next()) co_yield reduce_scatter.value();
+  const BufRef reduced = p.recv_at(patterns::block_of(p.count(), n, owned));
+  auto allgather = detail::ring_allgather_steps(p, owned, reduced, ag_tag, n - 1, "allgather");
+  while (allgather.next()) co_yield allgather.value();
 }
 
 }  // namespace

@@ -16,15 +16,16 @@
 //
 // Per rank: the ring's bytes, 2(N-1)/N of the vector with even blocks, in P(N-1) + N-1
 // messages (N-1 more per phase). Limits: none (any N and count). Scratch: one part.
+// The halves are allreduce_ring's (reduce_scatter/ring_steps.hpp, run over each part,
+// and allgather/ring_steps.hpp).
+#include "../allgather/ring_steps.hpp"
+#include "../reduce_scatter/ring_steps.hpp"
 #include "collscope/lone_rank.hpp"
 #include "collscope/patterns/ring.hpp"
 #include "collscope/schedules.hpp"
 
 namespace collscope::schedules {
 namespace {
-
-using patterns::Block;
-using patterns::block_of;
 
 // Open MPI's segment in elements (COLL_BASE_COMPUTED_SEGCOUNT): the whole vector unless
 // the segment holds at least one element and less than the vector.
@@ -43,42 +44,26 @@ std::size_t phases(std::size_t count, int n, std::size_t seg) {
   return count / whole + (rest >= static_cast<std::size_t>(n) && rest > whole / 2 ? 1 : 0);
 }
 
-// Part `phase` of block `b`, in elements of the vector.
-Block part(std::size_t count, int n, int b, std::size_t phase, std::size_t num_phases) {
-  const Block blk = block_of(count, n, b);
-  const Block in = block_of(blk.count, static_cast<int>(num_phases), static_cast<int>(phase));
-  return {blk.offset + in.offset, in.count};
-}
-
-}  // namespace
-
-namespace {
-
 // N >= 2 (a lone rank copies: lone_rank.hpp).
 Steps two_or_more(Plan& p) {
   const int n = p.size(), r = p.rank();
-  StepBuilder s(p);
   const std::size_t num_phases =
       phases(p.count(), n, segment_elems(p.args().segment_bytes, p.elem(), p.count()));
-  const int next = patterns::ring_next(r, n), prev = patterns::ring_prev(r, n);
-  const BufRef incoming = p.scratch(p.bytes(part(p.count(), n, 0, 0, num_phases)));
+  const BufRef incoming = p.scratch(p.bytes(patterns::block_part(p.count(), n, 0, 0, num_phases)));
   const std::uint32_t rs_tag = p.tag(), ag_tag = p.tag();
-  int index = 0;
-  for (std::size_t ph = 0; ph < num_phases; ++ph)
-    for (int k = 0; k < n - 1; ++k, ++index) {
-      const Block out = part(p.count(), n, patterns::ring_rs_send_block(r, n, k), ph, num_phases);
-      const Block in = part(p.count(), n, patterns::ring_rs_recv_block(r, n, k), ph, num_phases);
-      const BufRef src = k == 0 ? p.send_at(out) : p.recv_at(out);  // step 0: the input
-      s.recv(prev, incoming, p.bytes(in), rs_tag).send(next, src, p.bytes(out), rs_tag);
-      s.reduce(p.recv_at(in), p.send_at(in), incoming, p.bytes(in));
-      co_yield s.step("reduce-scatter", index);
-    }
-  for (int k = 0; k < n - 1; ++k, ++index) {
-    const Block out = block_of(p.count(), n, patterns::ring_ag_send_block(r, n, k));
-    const Block in = block_of(p.count(), n, patterns::ring_ag_recv_block(r, n, k));
-    s.recv(prev, p.recv_at(in), p.bytes(in), ag_tag).send(next, p.recv_at(out), p.bytes(out), ag_tag);
-    co_yield s.step("allgather", index);
+  // allreduce_ring's halves: its reduce-scatter once per part, then its allgather.
+  const int owned = patterns::ring_owned_block(r, n);
+  const detail::RingSums sums{.inbox = {incoming, incoming}, .in_recv = true};
+  for (std::size_t ph = 0; ph < num_phases; ++ph) {
+    auto reduce_scatter = detail::ring_reduce_scatter_steps(
+        p, {.owned = owned, .sums = sums, .tag = rs_tag, .phase = "reduce-scatter",
+            .first_step = static_cast<int>(ph) * (n - 1), .part = ph, .parts = num_phases});
+    while (reduce_scatter.next()) co_yield reduce_scatter.value();
   }
+  const BufRef reduced = p.recv_at(patterns::block_of(p.count(), n, owned));
+  const int first_step = static_cast<int>(num_phases) * (n - 1);
+  auto allgather = detail::ring_allgather_steps(p, owned, reduced, ag_tag, first_step, "allgather");
+  while (allgather.next()) co_yield allgather.value();
 }
 
 }  // namespace

@@ -66,7 +66,7 @@ Steps broadcast_scatter_allgather(Plan& p) {
   }
   co_yield s.step("scatter", rounds - 1);  // the root's copy when it has no children
   const Block own = patterns::block_of(p.count(), n, p.rank());
-  auto ring = detail::ring_allgather_steps(p, p.recv_at(own), ring_tag, rounds);
+  auto ring = detail::ring_allgather_steps(p, p.rank(), p.recv_at(own), ring_tag, rounds);
   while (ring.next()) co_yield ring.value();
 }
 

@@ -119,6 +119,9 @@ class CudaRuntime final : public Runtime {
     i.multiprocessors = prop.multiProcessorCount;
     check(cudaDriverGetVersion(&i.driver_version), "cudaDriverGetVersion");
     check(cudaRuntimeGetVersion(&i.runtime_version), "cudaRuntimeGetVersion");
+    int mps = 0;
+    check(cudaDeviceGetAttribute(&mps, cudaDevAttrMpsEnabled, i.index), "cudaDeviceGetAttribute(MpsEnabled)");
+    i.mps_client = mps != 0;
     return i;
   }
 

@@ -34,6 +34,15 @@ struct Shared {
 };
 static_assert(sizeof(Shared) <= sizeof(MemHandle::bytes));
 
+// What a real context finds out from its driver, the emulation reads from the folder MPS
+// clients look in: CUDA_MPS_PIPE_DIRECTORY (default /tmp/nvidia-mps) with the daemon's
+// `control` pipe in it. A stand-in daemon that makes the pipe makes the ranks MPS clients.
+bool mps_daemon_reachable() {
+  const char* dir = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+  const std::string control = std::string(dir && *dir ? dir : "/tmp/nvidia-mps") + "/control";
+  return access(control.c_str(), F_OK) == 0;
+}
+
 [[noreturn]] void fail(const std::string& what) {
   throw RuntimeError("emulated device: " + what + ": " + std::strerror(errno));
 }
@@ -53,6 +62,7 @@ class EmulatedRuntime final : public Runtime {
     i.uuid = "emulated";
     i.pci_bus_id = "none";
     i.emulated = true;
+    i.mps_client = mps_daemon_reachable();
     return i;
   }
 

@@ -17,7 +17,7 @@ struct HostExecutor::Recording {
   };
   CallKey key;
   std::vector<std::uint64_t> splits;  // the key's split matrix, owned
-  CollArgs args;
+  CollArgs call_args;
   int nranks = 1;
   std::vector<std::size_t> scratch;
   std::vector<Op> ops;
@@ -34,6 +34,10 @@ struct HostExecutor::Recording {
            k.aliasing.offset == key.aliasing.offset &&
            std::equal(k.splits.begin(), k.splits.end(), splits.begin(), splits.end());
   }
+  // What the sink reads of a call (executor_sink.hpp), as the plan declared it.
+  std::span<const std::size_t> scratch_sizes() const { return scratch; }
+  const CollArgs& args() const { return call_args; }
+  int size() const { return nranks; }
 };
 
 // Issues the sequencer's operations to the transport and the host reducer, counting
@@ -109,33 +113,30 @@ void HostExecutor::run(Plan& plan, Steps& steps, CallBuffers buffers, std::uint3
   transport_.quiesce();
 }
 
+// The recorded operations, in their order, through the same sink as run()'s: bound,
+// reported, counted, resolved and tagged alike.
 bool HostExecutor::replay(const CallKey& key, CallBuffers buffers, std::uint32_t seq) {
   Recording* rec = kept(key);
   if (!rec || !rec->complete) return false;
   ++replays_;
-  bind(rec->scratch, buffers);
   if (replay_requests_.size() < rec->posts) replay_requests_.resize(rec->posts);
+  ExecutorSink<HostExecutor, Recording> sink{*this, *rec, buffers, seq};
   std::uint32_t posted = 0;
   for (const Recording::Op& op : rec->ops) {
     switch (op.kind) {
       case Recording::Kind::step: {
         const auto& [phase, index] = rec->steps[op.index];
-        report_step(phase, index);
+        sink.enter_step(phase, index);  // begin_step does nothing more on the host
         break;
       }
       case Recording::Kind::post_recv:
-      case Recording::Kind::post_send: {
-        const CommOp& c = rec->comms[op.index];
-        traffic_.count(c);
-        const bool data = c.kind == CommKind::send || c.kind == CommKind::recv;
-        std::byte* at = data ? address(c.buf) : nullptr;
-        replay_requests_[posted++] = op.kind == Recording::Kind::post_recv
-                                         ? post_recv(c, at, Tag{seq, c.tag})
-                                         : post_send(c, at, Tag{seq, c.tag});
+        replay_requests_[posted++] = sink.post_recv(rec->comms[op.index]);
         break;
-      }
-      case Recording::Kind::wait: wait(replay_requests_[op.index]); break;
-      case Recording::Kind::local: local(rec->locals[op.index], rec->args, rec->nranks); break;
+      case Recording::Kind::post_send:
+        replay_requests_[posted++] = sink.post_send(rec->comms[op.index]);
+        break;
+      case Recording::Kind::wait: sink.wait(replay_requests_[op.index]); break;
+      case Recording::Kind::local: sink.local(rec->locals[op.index]); break;
     }
   }
   progress().phase.store("quiesce", std::memory_order_relaxed);
@@ -158,8 +159,8 @@ HostExecutor::Recording& HostExecutor::keep(const CallKey& key, const Plan& plan
   rec->splits.assign(key.splits.begin(), key.splits.end());
   rec->key = key;
   rec->key.splits = rec->splits;
-  rec->args = plan.args();
-  rec->args.splits = rec->splits;
+  rec->call_args = plan.args();
+  rec->call_args.splits = rec->splits;
   rec->nranks = plan.size();
   rec->complete = true;
   if (recordings_.size() == kKept) recordings_.pop_back();

@@ -17,59 +17,74 @@
 //
 // Per rank: sends its subtree's blocks (not the root) in one message, receives each
 // child's subtree's blocks in one message. Limits: none; scratch up to the subtree's
-// blocks (at most the vector) on inner ranks.
+// blocks (at most the vector) on inner ranks. The tree's places, packed runs and the
+// staging are shared with scatter_binomial, its mirror (binomial_subtrees.hpp).
 #include <vector>
 
+#include "binomial_subtrees.hpp"
 #include "collscope/patterns/binomial.hpp"
 #include "collscope/patterns/bits.hpp"
 #include "collscope/schedules.hpp"
 
+namespace collscope::detail {
+
+BinomialRank binomial_rank(const Plan& p) {
+  const int n = p.size(), root = p.args().root;
+  const int v = patterns::to_virtual(p.rank(), root, n);
+  const int parent = v == 0 ? -1 : patterns::to_real(patterns::binomial_parent(n, v), root, n);
+  return {v, parent, patterns::binomial_children(n, v), patterns::block_of(p.count(), n, p.rank())};
+}
+
+std::size_t run_bytes(const Plan& p, patterns::RankRun virt) {
+  return patterns::virtual_run_elems(p.count(), p.size(), p.args().root, virt) * p.elem();
+}
+
+BufRef staging_scratch(Plan& p, int v) {
+  const std::size_t elems = patterns::binomial_staging_elems(p.count(), p.size(), p.args().root, v);
+  return elems > 0 ? p.scratch(elems * p.elem()) : BufRef{};
+}
+
+std::array<Piece, 2> packed_pieces(const Plan& p, patterns::RankRun virt) {
+  const auto runs = patterns::real_runs(p.size(), p.args().root, virt);
+  const patterns::Block first = patterns::run_block(p.count(), p.size(), runs[0]);
+  const patterns::Block second = patterns::run_block(p.count(), p.size(), runs[1]);
+  return {Piece{first, 0}, Piece{second, p.bytes(first)}};
+}
+
+}  // namespace collscope::detail
+
 namespace collscope::schedules {
-namespace {
 
 using patterns::Block;
 using patterns::RankRun;
 
-std::size_t run_bytes(const Plan& p, RankRun virt) {
-  return patterns::virtual_run_elems(p.count(), p.size(), p.args().root, virt) * p.elem();
-}
-
-}  // namespace
-
 Steps gather_binomial(Plan& p) {
   const int n = p.size(), root = p.args().root;
-  const int v = patterns::to_virtual(p.rank(), root, n);
-  const std::vector<int> children = patterns::binomial_children(n, v);  // farthest first
-  const Block own = patterns::block_of(p.count(), n, p.rank());
+  const detail::BinomialRank t = detail::binomial_rank(p);
+  const int v = t.v;
   const std::uint32_t tag = p.tag();
   StepBuilder s(p);
-  if (v != 0 && children.empty()) {  // a leaf sends its own block as it is
-    const int parent = patterns::to_real(patterns::binomial_parent(n, v), root, n);
-    co_yield s.send(parent, Plan::send(), p.bytes(own), tag).step("gather", patterns::ceil_log2(v & -v));
+  if (v != 0 && t.children.empty()) {  // a leaf sends its own block as it is
+    co_yield s.send(t.parent, Plan::send(), p.bytes(t.own), tag).step("gather", patterns::ceil_log2(v & -v));
     co_return;
   }
   // Inner ranks pack their subtree in scratch; the root uses its receive buffer, and
   // scratch only for the one child subtree that wraps.
-  const std::size_t staging = patterns::binomial_staging_elems(p.count(), n, root, v) * p.elem();
-  const BufRef buf = staging > 0 ? p.scratch(staging) : BufRef{};
-  s.copy(v == 0 ? p.recv_at(own) : buf, Plan::send(), p.bytes(own));  // in the first step
-  for (auto it = children.rbegin(); it != children.rend(); ++it) {  // nearest first
+  const BufRef buf = detail::staging_scratch(p, v);
+  s.copy(v == 0 ? p.recv_at(t.own) : buf, Plan::send(), p.bytes(t.own));  // in the first step
+  for (auto it = t.children.rbegin(); it != t.children.rend(); ++it) {  // nearest first
     const int c = *it;
     const RankRun sub = patterns::binomial_subtree(n, c);
     const int child = patterns::to_real(c, root, n);
     if (v != 0) {  // behind our own block and the nearer children's subtrees
-      s.recv(child, buf.plus(run_bytes(p, {v, c - v})), run_bytes(p, sub), tag);
+      s.recv(child, buf.plus(detail::run_bytes(p, {v, c - v})), detail::run_bytes(p, sub), tag);
     } else if (!patterns::run_wraps(n, root, sub)) {
-      const Block b = patterns::run_block(p.count(), n, patterns::real_runs(n, root, sub)[0]);
+      const Block b = detail::packed_pieces(p, sub)[0].block;
       s.recv(child, p.recv_at(b), p.bytes(b), tag);
     } else {  // lands packed in scratch, then goes to its two places
-      s.recv(child, buf, run_bytes(p, sub), tag);
-      std::size_t at = 0;
-      for (const RankRun& run : patterns::real_runs(n, root, sub)) {
-        const Block b = patterns::run_block(p.count(), n, run);
-        s.copy(p.recv_at(b), buf.plus(at), p.bytes(b));
-        at += p.bytes(b);
-      }
+      s.recv(child, buf, detail::run_bytes(p, sub), tag);
+      for (const detail::Piece& piece : detail::packed_pieces(p, sub))
+        s.copy(p.recv_at(piece.block), buf.plus(piece.packed_at), p.bytes(piece.block));
     }
     co_yield s.step("gather", patterns::ceil_log2(c - v));
   }
@@ -77,8 +92,7 @@ Steps gather_binomial(Plan& p) {
     co_yield s.step("gather", 0);  // a lone root's copy
     co_return;
   }
-  const int parent = patterns::to_real(patterns::binomial_parent(n, v), root, n);
-  co_yield s.send(parent, buf, run_bytes(p, patterns::binomial_subtree(n, v)), tag)
+  co_yield s.send(t.parent, buf, detail::run_bytes(p, patterns::binomial_subtree(n, v)), tag)
       .step("send", patterns::ceil_log2(v & -v));
 }
 

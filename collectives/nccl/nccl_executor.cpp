@@ -3,6 +3,7 @@
 
 #include "collscope/agree.hpp"
 #include "collscope/errors.hpp"
+#include "collscope/executor_sink.hpp"
 #include "collscope/progress.hpp"
 #include "nccl_executor_impl.hpp"
 
@@ -123,37 +124,40 @@ NcclExecutor::~NcclExecutor() {
   rt_.destroy_stream(stream_);
 }
 
-void NcclExecutor::run(Plan& plan, Steps& steps, CallBuffers buffers, std::uint32_t,
+// Each step whole, through the sink (executor_sink.hpp): its messages are one group,
+// its local ops kernels after them on the stream.
+void NcclExecutor::run(Plan& plan, Steps& steps, CallBuffers buffers, std::uint32_t seq,
                        const CallKey*) {
-  bool first = true;
-  while (steps.next()) {
-    if (first) {
-      plan.freeze();
-      bind(plan.scratch_sizes(), buffers);
-    }
-    first = false;
-    const Step& s = steps.value();
-    report_step(s.phase, s.index);
-    if (!s.comm.empty()) {
-      check(lib_.GroupStart(), "ncclGroupStart");
-      for (const CommOp& op : s.comm) post(op);
-      check(lib_.GroupEnd(), "ncclGroupEnd");
-    }
-    for (const LocalOp& op : s.local)
-      device::enqueue_local(rt_, stream_, op, address(op.out), address(op.a), address(op.b), plan.args(), size_);
-  }
-  plan.freeze();
+  ExecutorSink<NcclExecutor> sink{*this, plan, buffers, seq};
+  issue_whole_steps(plan, steps, sink);
 }
 
-void NcclExecutor::post(const CommOp& op) {
-  traffic_.count(op);
-  const bool data = op.kind == CommKind::send || op.kind == CommKind::recv;
-  std::byte* at = data ? address(op.buf) : empty_.get();
-  const std::size_t bytes = data ? op.bytes : 0;
-  if (!op.receives())
-    check(lib_.Send(at, bytes, bytes_type(), op.peer, comm_, stream()), "ncclSend");
-  else
-    check(lib_.Recv(at, bytes, bytes_type(), op.peer, comm_, stream()), "ncclRecv");
+void NcclExecutor::begin_step(const Plan&, const Step& s) {
+  if (!s.comm.empty()) check(lib_.GroupStart(), "ncclGroupStart");
+}
+
+void NcclExecutor::end_step(const Plan&, const Step& s) {
+  if (!s.comm.empty()) check(lib_.GroupEnd(), "ncclGroupEnd");
+}
+
+// NCCL matches messages by order between two ranks, not by tag. A signal is a message
+// of no bytes, from a buffer that is never null.
+NcclExecutor::Handle NcclExecutor::post_recv(const CommOp& op, std::byte* into, Tag) {
+  const bool data = op.kind == CommKind::recv;
+  check(lib_.Recv(data ? into : empty_.get(), data ? op.bytes : 0, bytes_type(), op.peer, comm_, stream()),
+        "ncclRecv");
+  return {};
+}
+
+NcclExecutor::Handle NcclExecutor::post_send(const CommOp& op, const std::byte* from, Tag) {
+  const bool data = op.kind == CommKind::send;
+  check(lib_.Send(data ? from : empty_.get(), data ? op.bytes : 0, bytes_type(), op.peer, comm_, stream()),
+        "ncclSend");
+  return {};
+}
+
+void NcclExecutor::local(const LocalOp& op, const CollArgs& args, int nranks) {
+  device::enqueue_local(rt_, stream_, op, address(op.out), address(op.a), address(op.b), args, nranks);
 }
 
 void NcclExecutor::synchronize() {

@@ -12,8 +12,12 @@
 #include "collscope/nccl/nccl_executor.hpp"
 #include "collscope/progress.hpp"
 #include "collscope/schedule.hpp"
+#include "collscope/transport.hpp"
 
 namespace collscope {
+
+template <class Ex, class Call>
+struct ExecutorSink;
 
 class NcclExecutor final : public Executor {
  public:
@@ -43,9 +47,17 @@ class NcclExecutor final : public Executor {
   void abort();
 
  private:
+  friend struct ExecutorSink<NcclExecutor, Plan>;
+  // What the sink (executor_sink.hpp) issues, each step whole (issue_whole_steps): a
+  // group of ncclSend / ncclRecv, then local ops as kernels. Nothing is waited on.
+  struct Handle {};
   void bind(std::span<const std::size_t> scratch_sizes, CallBuffers buffers);
   std::byte* address(BufRef ref) const { return buffers_.address(ref); }
-  void post(const CommOp& op);
+  void begin_step(const Plan&, const Step& s);  // ncclGroupStart, if it has messages
+  void end_step(const Plan&, const Step& s);    // ncclGroupEnd
+  Handle post_recv(const CommOp& op, std::byte* into, Tag);
+  Handle post_send(const CommOp& op, const std::byte* from, Tag);
+  void local(const LocalOp& op, const CollArgs& args, int nranks);
 
   device::Runtime& rt_;
   const nccl::Library& lib_;

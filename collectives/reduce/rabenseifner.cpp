@@ -31,9 +31,12 @@
 // one way. Limits: commutative and associative ops (the blocks are summed in different
 // orders; floats may round differently from a rank-ordered sum), as reduce_binomial.
 // Scratch: the incoming half (at most half the vector, rounded up) and, off the root,
-// the partial sums (the vector).
+// the partial sums (the vector). The halving is reduce_scatter_halving's
+// (reduce_scatter/halving_steps.hpp), on p blocks and the renumbered ranks.
+#include "../reduce_scatter/halving_steps.hpp"
 #include "collscope/lone_rank.hpp"
 #include "collscope/patterns/binomial.hpp"
+#include "collscope/patterns/bits.hpp"
 #include "collscope/patterns/halving_doubling.hpp"
 #include "collscope/schedules.hpp"
 
@@ -67,16 +70,11 @@ Steps two_or_more(Plan& p) {
     co_yield s.step("fold", 0);
     src = sum;
   }
-  int k = 1;
-  for (const patterns::HdStep& h : patterns::hd_reduce_scatter_steps(n, l.vrank)) {
-    const Block out = range(h.send_first, h.send_len), in = range(h.recv_first, h.recv_len);
-    const int peer = real(h.peer);
-    s.recv(peer, incoming, p.bytes(in), halving_tag).send(peer, src.plus(out.offset * p.elem()), p.bytes(out), halving_tag);
-    s.reduce(sum.plus(in.offset * p.elem()), src.plus(in.offset * p.elem()), incoming, p.bytes(in));
-    co_yield s.step("halving", k);
-    ++k;
-    src = sum;
-  }
+  auto halving = detail::halving_steps(p, {.vrank = l.vrank, .blocks = patterns::HdBlocks::pof2,
+                                           .input = src, .sums = sum, .incoming = incoming,
+                                           .tag = halving_tag, .shift = shift});
+  while (halving.next()) co_yield halving.value();
+  int k = 1 + patterns::ceil_log2(l.pof2);  // the gather's first step
   // The gather: the doubling steps of the allgather, each taken one way only.
   const int u = l.vrank ^ (l.pof2 - 1);
   int d = 1;

@@ -17,10 +17,43 @@
 // A virtual rank sends and receives (p-1)/p of the vector in log2 p messages each way;
 // folded pairs add the whole vector one way and a block the other.
 // Limits: none (any N, any count; empty ranges are skipped); scratch of twice the
-// vector on the ranks that take part in the halving.
+// vector on the ranks that take part in the halving. The halving and the set-aside
+// rank's steps are shared with the schedules that start the same way (halving_steps.hpp).
 #include "collscope/lone_rank.hpp"
+#include "collscope/patterns/bits.hpp"
 #include "collscope/patterns/recursive_doubling.hpp"
 #include "collscope/schedules.hpp"
+#include "halving_steps.hpp"
+
+namespace collscope::detail {
+
+using patterns::Block;
+
+Steps halving_steps(Plan& p, Halving h) {
+  const int n = p.size();
+  StepBuilder s(p);
+  BufRef src = h.input;
+  int k = 1;
+  for (const patterns::HdStep& step : patterns::hd_reduce_scatter_steps(n, h.vrank)) {
+    const Block out = patterns::hd_range(p.count(), n, h.blocks, step.send_first, step.send_len);
+    const Block in = patterns::hd_range(p.count(), n, h.blocks, step.recv_first, step.recv_len);
+    const std::size_t out_at = out.offset * p.elem(), in_at = in.offset * p.elem();
+    const int peer = patterns::mod(step.peer + h.shift, n);
+    s.recv(peer, h.incoming, p.bytes(in), h.tag).send(peer, src.plus(out_at), p.bytes(out), h.tag);
+    s.reduce(h.sums.plus(in_at), src.plus(in_at), h.incoming, p.bytes(in));
+    co_yield s.step("halving", k);
+    ++k;
+    src = h.sums;
+  }
+}
+
+Steps set_aside_steps(Plan& p, int partner, FoldTags tags, std::size_t result_bytes, int unfold_step) {
+  StepBuilder s(p);
+  co_yield s.send(partner, Plan::send(), p.count() * p.elem(), tags.in).step("fold", 0);
+  co_yield s.recv(partner, Plan::recv(), result_bytes, tags.out).step("unfold", unfold_step);
+}
+
+}  // namespace collscope::detail
 
 namespace collscope::schedules {
 
@@ -28,44 +61,40 @@ using patterns::Block;
 
 namespace {
 
-// N >= 2 (a lone rank copies: lone_rank.hpp).
-Steps two_or_more(Plan& p) {
-  const int n = p.size(), r = p.rank();
+// A rank of the power of two: the fold's absorbers and the ranks it leaves alone.
+Steps taking_part(Plan& p, patterns::HdLayout l, detail::FoldTags fold, std::uint32_t halving_tag) {
+  const int n = p.size();
   const std::size_t bytes = p.count() * p.elem();
-  StepBuilder s(p);
-  const patterns::HdLayout l = patterns::hd_layout(n, r);
-  const int steps = static_cast<int>(patterns::hd_reduce_scatter_steps(n, 0).size());
-  const std::uint32_t fold_tag = p.tag(), halving_tag = p.tag(), unfold_tag = p.tag();
-  const Block own = patterns::block_of(p.count(), n, r);
-  if (l.role == patterns::FoldRole::sender) {  // hand the whole vector over, take block 2v back
-    co_yield s.send(l.fold_peer, Plan::send(), bytes, fold_tag).step("fold", 0);
-    co_yield s.recv(l.fold_peer, Plan::recv(), p.bytes(own), unfold_tag).step("unfold", steps + 1);
-    co_return;
-  }
+  const Block own = patterns::block_of(p.count(), n, p.rank());
   const BufRef sum = p.scratch(bytes), incoming = p.scratch(bytes);
+  StepBuilder s(p);
   BufRef src = Plan::send();
   if (l.role == patterns::FoldRole::absorber) {
-    s.recv(l.fold_peer, incoming, bytes, fold_tag).reduce(sum, Plan::send(), incoming, bytes);
+    s.recv(l.fold_peer, incoming, bytes, fold.in).reduce(sum, Plan::send(), incoming, bytes);
     co_yield s.step("fold", 0);
     src = sum;
   }
-  int k = 1;
-  for (const patterns::HdStep& h : patterns::hd_reduce_scatter_steps(n, l.vrank)) {
-    const Block out = patterns::folded_range(p.count(), n, h.send_first, h.send_len);
-    const Block in = patterns::folded_range(p.count(), n, h.recv_first, h.recv_len);
-    const std::size_t out_at = out.offset * p.elem(), in_at = in.offset * p.elem();
-    s.recv(h.peer, incoming, p.bytes(in), halving_tag).send(h.peer, src.plus(out_at), p.bytes(out), halving_tag);
-    s.reduce(sum.plus(in_at), src.plus(in_at), incoming, p.bytes(in));
-    co_yield s.step("halving", k);
-    ++k;
-    src = sum;
-  }
+  auto halving = detail::halving_steps(p, {.vrank = l.vrank, .blocks = patterns::HdBlocks::folded,
+                                           .input = src, .sums = sum, .incoming = incoming,
+                                           .tag = halving_tag});
+  while (halving.next()) co_yield halving.value();
   if (l.role == patterns::FoldRole::absorber) {
     const Block theirs = patterns::block_of(p.count(), n, l.fold_peer);
-    s.send(l.fold_peer, sum.plus(theirs.offset * p.elem()), p.bytes(theirs), unfold_tag);
+    s.send(l.fold_peer, sum.plus(theirs.offset * p.elem()), p.bytes(theirs), fold.out);
   }
   s.copy(Plan::recv(), sum.plus(own.offset * p.elem()), p.bytes(own));
-  co_yield s.step("unfold", steps + 1);
+  co_yield s.step("unfold", patterns::ceil_log2(l.pof2) + 1);
+}
+
+// N >= 2 (a lone rank copies: lone_rank.hpp).
+Steps two_or_more(Plan& p) {
+  const patterns::HdLayout l = patterns::hd_layout(p.size(), p.rank());
+  const std::uint32_t fold_tag = p.tag(), halving_tag = p.tag(), unfold_tag = p.tag();
+  const detail::FoldTags fold{fold_tag, unfold_tag};
+  if (l.role != patterns::FoldRole::sender) return taking_part(p, l, fold, halving_tag);
+  // Hands the whole vector over, takes block 2v back.
+  const std::size_t own_bytes = p.bytes(patterns::block_of(p.count(), p.size(), p.rank()));
+  return detail::set_aside_steps(p, l.fold_peer, fold, own_bytes, patterns::ceil_log2(l.pof2) + 1);
 }
 
 }  // namespace

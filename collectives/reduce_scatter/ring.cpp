@@ -16,34 +16,47 @@
 #include "collscope/patterns/ring.hpp"
 #include "collscope/patterns/ring_own_block.hpp"
 #include "collscope/schedules.hpp"
+#include "ring_steps.hpp"
 
-namespace collscope::schedules {
+namespace collscope::detail {
 
 using patterns::Block;
-using patterns::block_of;
+
+Steps ring_reduce_scatter_steps(Plan& p, RingReduceScatter rs) {
+  const int n = p.size(), r = p.rank();
+  StepBuilder s(p);
+  const int next = patterns::ring_next(r, n), prev = patterns::ring_prev(r, n);
+  auto part = [&](int b) { return patterns::block_part(p.count(), n, b, rs.part, rs.parts); };
+  BufRef last_sum;  // what the last step reduced: this step sends it on
+  for (int k = 0; k < n - 1; ++k) {
+    // The ring of ring_own_block.hpp as run by the rank that ends with block `owned`.
+    const Block out = part(patterns::own_ring_rs_send_block(rs.owned, n, k));
+    const Block in = part(patterns::own_ring_rs_recv_block(rs.owned, n, k));
+    const BufRef incoming = rs.sums.inbox[k % 2];
+    const BufRef sum = rs.sums.in_recv ? p.recv_at(in) : k == n - 2 ? Plan::recv() : incoming;
+    // Step 0 sends the untouched input; later steps forward the partial sum made last step.
+    const BufRef src = k == 0 ? p.send_at(out) : last_sum;
+    s.recv(prev, incoming, p.bytes(in), rs.tag).send(next, src, p.bytes(out), rs.tag);
+    s.reduce(sum, p.send_at(in), incoming, p.bytes(in));
+    co_yield s.step(rs.phase, rs.first_step + k);
+    last_sum = sum;
+  }
+}
+
+}  // namespace collscope::detail
+
+namespace collscope::schedules {
 
 namespace {
 
 // N >= 2 (a lone rank copies: lone_rank.hpp).
 Steps two_or_more(Plan& p) {
-  const int n = p.size(), r = p.rank();
-  StepBuilder s(p);
-  const int next = patterns::ring_next(r, n), prev = patterns::ring_prev(r, n);
-  const std::size_t max_bytes = p.bytes(block_of(p.count(), n, 0));
+  const std::size_t max_bytes = p.bytes(patterns::block_of(p.count(), p.size(), 0));
   const BufRef scratch = p.scratch(2 * max_bytes);
-  const BufRef partial[2] = {scratch, scratch.plus(max_bytes)};
   const std::uint32_t tag = p.tag();
-  for (int k = 0; k < n - 1; ++k) {
-    const Block out = block_of(p.count(), n, patterns::own_ring_rs_send_block(r, n, k));
-    const Block in = block_of(p.count(), n, patterns::own_ring_rs_recv_block(r, n, k));
-    // Step 0 sends untouched input; later steps forward the partial sum made last step.
-    const BufRef src = k == 0 ? p.send_at(out) : partial[(k + 1) % 2];
-    const BufRef incoming = partial[k % 2];
-    const BufRef sum = k == n - 2 ? Plan::recv() : incoming;  // the last one is block r
-    s.recv(prev, incoming, p.bytes(in), tag).send(next, src, p.bytes(out), tag);
-    s.reduce(sum, p.send_at(in), incoming, p.bytes(in));
-    co_yield s.step("reduce-scatter ring", k);
-  }
+  const detail::RingSums partials{.inbox = {scratch, scratch.plus(max_bytes)}, .in_recv = false};
+  return detail::ring_reduce_scatter_steps(
+      p, {.owned = p.rank(), .sums = partials, .tag = tag, .phase = "reduce-scatter ring"});
 }
 
 }  // namespace

@@ -18,66 +18,48 @@
 //
 // Per rank: receives its subtree's blocks (not the root) in one message, sends each
 // child its subtree's blocks in one message. Limits: none; scratch up to the subtree's
-// blocks (at most the vector) on inner ranks.
-#include <vector>
-
+// blocks (at most the vector) on inner ranks. The tree's places, packed runs and the
+// staging are gather_binomial's (gather/binomial_subtrees.hpp).
+#include "../gather/binomial_subtrees.hpp"
 #include "collscope/patterns/binomial.hpp"
 #include "collscope/patterns/bits.hpp"
 #include "collscope/schedules.hpp"
 
 namespace collscope::schedules {
-namespace {
 
-using patterns::Block;
 using patterns::RankRun;
-
-std::size_t run_bytes(const Plan& p, RankRun virt) {
-  return patterns::virtual_run_elems(p.count(), p.size(), p.args().root, virt) * p.elem();
-}
-
-}  // namespace
 
 Steps scatter_binomial(Plan& p) {
   const int n = p.size(), root = p.args().root;
-  const int v = patterns::to_virtual(p.rank(), root, n);
-  const int rounds = patterns::ceil_log2(n);
-  const std::vector<int> children = patterns::binomial_children(n, v);  // farthest first
-  const Block own = patterns::block_of(p.count(), n, p.rank());
+  const detail::BinomialRank t = detail::binomial_rank(p);
+  const int v = t.v, rounds = patterns::ceil_log2(n);
   const std::uint32_t tag = p.tag();
   StepBuilder s(p);
-  const int parent = v == 0 ? -1 : patterns::to_real(patterns::binomial_parent(n, v), root, n);
   const int my_step = v == 0 ? -1 : rounds - 1 - patterns::ceil_log2(v & -v);
-  if (v != 0 && children.empty()) {  // a leaf receives its own block straight into place
-    co_yield s.recv(parent, Plan::recv(), p.bytes(own), tag).step("scatter", my_step);
+  if (v != 0 && t.children.empty()) {  // a leaf receives its own block straight into place
+    co_yield s.recv(t.parent, Plan::recv(), p.bytes(t.own), tag).step("scatter", my_step);
     co_return;
   }
-  const std::size_t staging = patterns::binomial_staging_elems(p.count(), n, root, v) * p.elem();
-  const BufRef buf = staging > 0 ? p.scratch(staging) : BufRef{};
+  const BufRef buf = detail::staging_scratch(p, v);
   if (v == 0) {  // the own block, and the one wrapped subtree packed, before any send
-    s.copy(Plan::recv(), p.send_at(own), p.bytes(own));
-    for (int c : children) {
+    s.copy(Plan::recv(), p.send_at(t.own), p.bytes(t.own));
+    for (int c : t.children) {
       const RankRun sub = patterns::binomial_subtree(n, c);
       if (!patterns::run_wraps(n, root, sub)) continue;
-      std::size_t at = 0;
-      for (const RankRun& run : patterns::real_runs(n, root, sub)) {
-        const Block b = patterns::run_block(p.count(), n, run);
-        s.copy(buf.plus(at), p.send_at(b), p.bytes(b));
-        at += p.bytes(b);
-      }
+      for (const detail::Piece& piece : detail::packed_pieces(p, sub))
+        s.copy(buf.plus(piece.packed_at), p.send_at(piece.block), p.bytes(piece.block));
     }
   } else {  // the subtree arrives packed; the own block is its first
-    s.recv(parent, buf, run_bytes(p, patterns::binomial_subtree(n, v)), tag);
-    s.copy(Plan::recv(), buf, p.bytes(own));
+    s.recv(t.parent, buf, detail::run_bytes(p, patterns::binomial_subtree(n, v)), tag);
+    s.copy(Plan::recv(), buf, p.bytes(t.own));
   }
   co_yield s.step("scatter", my_step);
-  for (int c : children) {
+  for (int c : t.children) {
     const RankRun sub = patterns::binomial_subtree(n, c);
-    BufRef from = buf.plus(run_bytes(p, {v, c - v}));  // packed behind nearer subtrees
+    BufRef from = buf.plus(detail::run_bytes(p, {v, c - v}));  // packed behind nearer subtrees
     if (v == 0)
-      from = patterns::run_wraps(n, root, sub)
-                 ? buf
-                 : p.send_at(patterns::run_block(p.count(), n, patterns::real_runs(n, root, sub)[0]));
-    s.send(patterns::to_real(c, root, n), from, run_bytes(p, sub), tag);
+      from = patterns::run_wraps(n, root, sub) ? buf : p.send_at(detail::packed_pieces(p, sub)[0].block);
+    s.send(patterns::to_real(c, root, n), from, detail::run_bytes(p, sub), tag);
     co_yield s.step("scatter", rounds - 1 - patterns::ceil_log2(c - v));
   }
 }

@@ -7,7 +7,9 @@
 
 #include "collscope/patterns/block.hpp"
 #include "collscope/patterns/halving_doubling.hpp"
+#include "collscope/patterns/recursive_doubling.hpp"
 #include "collscope/patterns/ring.hpp"
+#include "collscope/patterns/ring_own_block.hpp"
 #include "collscope/patterns/static_tree.hpp"
 #include "collscope/patterns/tree.hpp"
 
@@ -33,6 +35,38 @@ TEST(Block, RangeSpansItsBlocks) {
   EXPECT_EQ(r.offset, 3u);
   EXPECT_EQ(r.count, 5u);
   EXPECT_EQ(block_range(10, 4, 2, 0).count, 0u);
+}
+
+// The segmented ring's parts: each block cut by the block rule again, in order.
+TEST(Block, PartsCutEachBlockByTheSameRule) {
+  for (int n = 1; n <= 6; ++n)
+    for (std::size_t count = 0; count <= 40; ++count)
+      for (std::size_t parts = 1; parts <= 5; ++parts)
+        for (int b = 0; b < n; ++b) {
+          const Block whole = block_of(count, n, b);
+          std::size_t next = whole.offset;
+          for (std::size_t i = 0; i < parts; ++i) {
+            const Block part = block_part(count, n, b, i, parts);
+            EXPECT_EQ(part.offset, next) << n << " " << count << " " << parts << " " << b << " " << i;
+            EXPECT_EQ(part.count, whole.count / parts + (i < whole.count % parts ? 1 : 0));
+            next += part.count;
+          }
+          EXPECT_EQ(next, whole.offset + whole.count);
+        }
+}
+
+// The shared ring halves run the own-block ring (ring_own_block.hpp) for the rank that
+// ends (starts) with block r+1: that must be the allreduce's ring, step for step.
+TEST(Ring, OwnBlockRingShiftedByOneIsTheAllreducesRing) {
+  for (int n = 2; n <= 9; ++n)
+    for (int r = 0; r < n; ++r)
+      for (int k = 0; k < n - 1; ++k) {
+        const int owned = ring_owned_block(r, n);
+        EXPECT_EQ(own_ring_rs_send_block(owned, n, k), ring_rs_send_block(r, n, k));
+        EXPECT_EQ(own_ring_rs_recv_block(owned, n, k), ring_rs_recv_block(r, n, k));
+        EXPECT_EQ(own_ring_ag_send_block(owned, n, k), ring_ag_send_block(r, n, k));
+        EXPECT_EQ(own_ring_ag_recv_block(owned, n, k), ring_ag_recv_block(r, n, k));
+      }
 }
 
 TEST(Ring, StepsMatchNeighboursAndCoverEveryBlock) {
@@ -161,6 +195,36 @@ TEST(HalvingDoubling, FoldPairsRanksAndVirtualRanksAreABijection) {
       }
     }
     EXPECT_EQ(vranks.size(), static_cast<std::size_t>(p));
+  }
+}
+
+// The shared halving and doubling's two cuts of the vector: p blocks, or the N blocks
+// with virtual block v standing for the real blocks of the ranks v stands for. Either
+// way the p virtual blocks tile the vector in order.
+TEST(HalvingDoubling, HdRangeIsTheCutItNames) {
+  for (int n = 2; n <= 17; ++n) {
+    const int p = largest_pof2_at_most(n);
+    for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t(n) - 1, std::size_t(n) + 1,
+                              std::size_t{101}}) {
+      std::size_t next[2] = {0, 0};
+      for (int v = 0; v < p; ++v) {
+        const Block even = hd_range(count, n, HdBlocks::pof2, v, 1);
+        const Block folded = hd_range(count, n, HdBlocks::folded, v, 1);
+        EXPECT_EQ(even.offset, block_of(count, p, v).offset) << n << " " << count << " " << v;
+        EXPECT_EQ(even.count, block_of(count, p, v).count);
+        const int first = folded_first_block(n, v), len = folded_first_block(n, v + 1) - first;
+        EXPECT_EQ(folded.offset, block_range(count, n, first, len).offset);
+        EXPECT_EQ(folded.count, block_range(count, n, first, len).count);
+        EXPECT_EQ(even.offset, next[0]);
+        EXPECT_EQ(folded.offset, next[1]);
+        next[0] += even.count;
+        next[1] += folded.count;
+      }
+      EXPECT_EQ(next[0], count);
+      EXPECT_EQ(next[1], count);
+      EXPECT_EQ(hd_range(count, n, HdBlocks::pof2, 0, p).count, count);
+      EXPECT_EQ(hd_range(count, n, HdBlocks::folded, 0, p).count, count);
+    }
   }
 }
 

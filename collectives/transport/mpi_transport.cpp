@@ -45,13 +45,19 @@ ByteType byte_type(std::size_t bytes) {
 
 }  // namespace
 
-std::string mpi_device_memory_refusal() {
+std::string mpi_cuda_aware() {
 #if defined(MPIX_CUDA_AWARE_SUPPORT)
-  if (MPIX_Query_cuda_support() == 1) return "";
-  return "this MPI library is not CUDA-aware (MPIX_Query_cuda_support() = 0)";
+  return MPIX_Query_cuda_support() == 1 ? "yes" : "no";
 #else
-  return "this MPI library has no CUDA extension (no MPIX_Query_cuda_support)";
+  return "unknown";
 #endif
+}
+
+std::string mpi_device_memory_refusal() {
+  const std::string aware = mpi_cuda_aware();
+  if (aware == "yes") return "";
+  if (aware == "no") return "this MPI library is not CUDA-aware (MPIX_Query_cuda_support() = 0)";
+  return "this MPI library has no CUDA extension (no MPIX_Query_cuda_support)";
 }
 
 MpiTransport::MpiTransport(MPI_Comm comm) : device_refusal_(mpi_device_memory_refusal()) {

@@ -63,6 +63,25 @@ void progress_until_done(ucp_worker_h worker, void* req) {
 
 }  // namespace
 
+namespace {
+
+std::string& memory_types_seen() {
+  static std::string types;
+  return types;
+}
+
+std::string memory_type_names(std::uint64_t bits) {
+  std::string out;
+  for (int t = UCS_MEMORY_TYPE_HOST; t < UCS_MEMORY_TYPE_LAST; ++t)
+    if (bits & UCS_BIT(t))
+      out += (out.empty() ? "" : ",") + std::string(ucs_memory_type_names[t]);
+  return out;
+}
+
+}  // namespace
+
+std::string ucx_context_memory_types() { return memory_types_seen(); }
+
 std::vector<std::string> ucx_environment() {
   std::vector<std::string> out;
   for (char** e = environ; e && *e; ++e)
@@ -89,9 +108,10 @@ UcxTransport::UcxTransport(MPI_Comm comm) : h_(new Handles) {
   ucp_context_attr_t attr{};
   attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
   device_refusal_ = "this UCX has no CUDA memory support (built without it, or UCX_TLS excludes cuda)";
-  if (ucp_context_query(h_->context, &attr) == UCS_OK &&
-      (attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)))
-    device_refusal_.clear();
+  if (ucp_context_query(h_->context, &attr) == UCS_OK) {
+    memory_types_seen() = memory_type_names(attr.memory_types);
+    if (attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) device_refusal_.clear();
+  }
 
   ucp_worker_params_t wp{};
   wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;

@@ -17,8 +17,10 @@
 #include "collscope/layers/math/math.hpp"
 #include "collscope/program/json_lines.hpp"
 #include "collscope/program/mpi_program.hpp"
+#include "collscope/program/text.hpp"
 #include "collscope/program/watchdog.hpp"
 #include "collscope/results/results_file.hpp"
+#include "collscope/runtime/gpu_sharing.hpp"
 #include "collscope/textbook_formulas.hpp"
 #include "collscope/transport_factory.hpp"
 #include "collscope/wait_policy.hpp"
@@ -218,6 +220,7 @@ class LayerRun {
   std::unique_ptr<Engine> engine_;
   CollectiveCalls calls_;
   LayerContext ctx_;
+  std::string gpu_sharing_;  // "" on host memory
 };
 
 LayerRun::LayerRun(Layer& layer, const Prepared& p, MPI_Comm world)
@@ -227,6 +230,8 @@ LayerRun::LayerRun(Layer& layer, const Prepared& p, MPI_Comm world)
       ctx_(p_.config, rank_, p.options.storage, p.options.seed, calls_, ctrl_) {
   for (auto& g : groups_) calls_.add_group(std::move(g));
   groups_.clear();
+  if (const auto sharing = gpu_sharing_of(calls_.group(p_.description.groups.front()).gpu(), ctrl_))
+    gpu_sharing_ = std::string(gpu_sharing_name(sharing->job));
 }
 
 void LayerRun::barrier() {
@@ -299,6 +304,9 @@ LayerRecord LayerRun::blank_record() {
   r.gemm = engine_->gemm().name();
   r.gpu = gpu_name();
   r.overlap = o.overlap;
+  r.gpu_sharing = gpu_sharing_;
+  r.noise_threshold = o.noise_threshold;
+  r.round = o.round;
   r.program = std::string(p_.description.program);
   r.layer = std::string(p_.description.name);
   r.scheme = o.shape.scheme;
@@ -318,16 +326,18 @@ LayerRecord LayerRun::blank_record() {
   return r;
 }
 
-// The cores a rank may use for the float64 reference: its node's cores over its node's
-// ranks (the others wait in the gathers meanwhile).
-int cores_per_rank(MPI_Comm comm) {
+// The cores rank 0 may use for the float64 reference: every core of its node but one for
+// each other rank there. The others only wait in the gather meanwhile (polling, unless
+// Open MPI yields when idle), so a core each is all they need; sharing the cores out
+// evenly made the reference N times slower at N ranks for nothing.
+int cores_for_reference(MPI_Comm comm) {
   MPI_Comm node;
   MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   int local = 1;
   MPI_Comm_size(node, &local);
   MPI_Comm_free(&node);
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  return std::max(1, cores / std::max(1, local));
+  return std::max(1, cores - (local - 1));
 }
 
 // The counted, verified iteration. Backward alone needs forward's activations first.
@@ -349,9 +359,9 @@ void LayerRun::probe(LayerRecord& r) {
   calls_.release_freed_buffers();
   collect_volume(r);
   // A device run's shape makes the float64 reference the verification's cost: rank 0
-  // computes it with the cores of its node's ranks (a host run keeps one thread).
+  // computes it with its node's cores (a host run keeps one thread).
   const bool device = p_.options.memory() == MemoryKind::device;
-  const int threads = device ? cores_per_rank(ctrl_) : 1;
+  const int threads = device ? cores_for_reference(ctrl_) : 1;
   std::optional<BlasThreadsOnAllCores> blas;
   if (rank_ == 0 && threads > 1) blas.emplace(threads);
   WatchedSection w("verification");
@@ -519,19 +529,27 @@ int report(const LayerRecord& r, const LayerOptions& o, program::JsonLines& json
   return r.passed() ? kExitOk : kExitVerifyFailed;
 }
 
+// Why the record's times may not be trusted: under the table's title in table format, on
+// stderr beside JSON lines.
+void print_warnings(const Prepared& p, const std::vector<std::string>& warnings) {
+  if (p.options.format != "table") return program::print_warnings(p.description.program, warnings);
+  for (const std::string& w : warnings) std::cout << "# warning: " << w << "\n";
+  std::cout << std::flush;
+}
+
 int run_layer(std::unique_ptr<Layer>& layer, const Prepared& p, int argc, char** argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   program::JsonLines json = program::JsonLines::open_on_root(p.options.json_path, MPI_COMM_WORLD);
   // -O: opened on rank 0 once every input is known good; a bad file fails on all ranks.
+  const results::RunAttributes attributes = results::collect_run_attributes(argc, argv, MPI_COMM_WORLD);
   std::unique_ptr<results::ResultsFile> h5;
   if (!p.options.output_path.empty())
-    h5 = results::open_results_on_root(p.options.output_path,
-                                       results::collect_run_attributes(argc, argv, MPI_COMM_WORLD),
-                                       MPI_COMM_WORLD);
+    h5 = results::open_results_on_root(p.options.output_path, attributes, MPI_COMM_WORLD);
   program::Watchdog watchdog(p.options.timeout_s, rank, std::string(p.description.program));
   set_wait_policy(p.options.device.wait);
   LayerRun run(*layer, p, MPI_COMM_WORLD);
+  if (rank == 0) print_warnings(p, attributes.machine.warnings);  // once every input is known good
   const LayerRecord r = run.run();
   int code = rank == 0 ? report(r, p.options, json, h5.get()) : kExitOk;
   MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);  // every rank exits alike

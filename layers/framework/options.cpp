@@ -103,7 +103,13 @@ void read_device_options(const CLI::App& app, const DeviceFlags& f, LayerOptions
   bench::apply_device_wait_options(app, f.wait, f.ipc_copy, o.device);
 }
 
-void add_common_options(CLI::App& app, LayerOptions& o, std::string& pass, std::string& dtype) {
+// --noise-threshold and --round, as the benchmarks spell and check them.
+struct SpreadFlags {
+  std::string noise_threshold = "0.2", round = "-1";
+};
+
+void add_common_options(CLI::App& app, LayerOptions& o, std::string& pass, std::string& dtype,
+                        SpreadFlags& spread) {
   app.add_option("-t,--transport", o.transport, "mpi or ucx; nccl with -m device");
   app.add_option("--pass", pass, "forward, backward or both");
   app.add_option("-d,--dtype", dtype, "storage dtype: float32 or bfloat16 (compute is float32)");
@@ -114,6 +120,10 @@ void add_common_options(CLI::App& app, LayerOptions& o, std::string& pass, std::
   app.add_option("-J,--json", o.json_path, "also write the JSON-lines record to this file");
   app.add_option("-O,--output", o.output_path, "append the record to this HDF5 results file");
   app.add_option("--timeout", o.timeout_s, "abort a collective stuck longer than this (seconds)");
+  app.add_option("--noise-threshold", spread.noise_threshold,
+                 "flag the record noisy when its interquartile range passes this share of its "
+                 "median (default 0.2; from 0 to 10)");
+  app.add_option("--round", spread.round, "the sweep round of the record (a whole number)");
 }
 
 }  // namespace
@@ -143,7 +153,8 @@ LayerOptions parse_layer_options(Layer& layer, const LayerDescription& descripti
   const std::string program(description.program);
   CLI::App app{"collscope " + program + ": " + std::string(description.summary), program};
   std::string pass = "both", dtype = "float32";
-  add_common_options(app, o, pass, dtype);
+  SpreadFlags spread;
+  add_common_options(app, o, pass, dtype, spread);
   const DegreeFlags& degrees = description.degrees;
   if (degrees.tp)
     app.add_option("--tp", o.tp,
@@ -168,6 +179,8 @@ LayerOptions parse_layer_options(Layer& layer, const LayerDescription& descripti
     return o;
   }
   read_device_options(app, device, o);
+  o.noise_threshold = bench::parse_noise_threshold(spread.noise_threshold);
+  o.round = bench::parse_round(spread.round);
   o.passes = parse_passes(pass);
   if (o.memory() == MemoryKind::device) {
     if (app.count("--dtype") == 0) dtype = "bfloat16";

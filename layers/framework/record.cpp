@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "collscope/program/spread_fields.hpp"
 #include "collscope/program/stats.hpp"
 #include "collscope/program/text.hpp"
 
@@ -151,6 +152,7 @@ void add_times(Json& j, const LayerRecord& r) {
   j["time_us"] = total.median;
   j["time_us_min"] = total.min;
   j["time_us_max"] = total.max;
+  program::add_spread_fields(j, total, r.noise_threshold, r.round, r.gpu_sharing);
   j["compute_us"] = stats_of(r.compute_us).median;
   j["comm_us"] = stats_of(r.comm_us).median;
   j["exposed_comm_us"] = stats_of(r.exposed_us).median;

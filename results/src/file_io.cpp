@@ -205,7 +205,7 @@ bool dataset_matches(hid_t file, const std::string& path, hid_t type) {
 // The first table that does not follow schema `version`, "" when all do.
 std::string first_mismatch(hid_t file, int version) {
   if (!dataset_matches(file, "/runs", runs_layout(version).type())) return "/runs";
-  if (version >= 2 && !dataset_matches(file, "/run_gpus", run_gpus_layout().type()))
+  if (version >= 2 && !dataset_matches(file, "/run_gpus", run_gpus_layout(version).type()))
     return "/run_gpus";
   std::vector<const TableSpec*> tables = row_tables(version);
   if (has_layer_group(file)) tables.push_back(&layer_table(version));  // optional, but whole when there

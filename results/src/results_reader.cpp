@@ -75,7 +75,7 @@ ResultsContents read_results(const std::string& path) {
   for (const Record& r : read_all(file.get(), "/runs", runs_layout(v)))
     if (r.get_int("run_id") >= 0) c.runs.push_back({r.get_int("run_id"), decode_run(r)});
   if (v >= 2)
-    for (const Record& r : read_all(file.get(), "/run_gpus", run_gpus_layout()))
+    for (const Record& r : read_all(file.get(), "/run_gpus", run_gpus_layout(v)))
       for (auto& run : c.runs)
         if (run.run_id == r.get_int("run_id")) run.attributes.gpus.push_back(decode_run_gpu(r));
   c.collective = stored_rows(file.get(), collective_table(v), v);

@@ -11,8 +11,12 @@
 #include "collscope/results/build_info.hpp"
 #include "utc_time.hpp"
 
+#include "collscope/mpi_transport.hpp"
+
 #if COLLSCOPE_HAVE_UCX
 #include <ucp/api/ucp.h>
+
+#include "collscope/ucx_transport.hpp"
 #endif
 
 namespace collscope::results {
@@ -115,6 +119,11 @@ RunAttributes collect_run_attributes(int argc, char** argv, MPI_Comm comm) {
   set_hosts(a, gather_hosts(comm));
   a.mpi_library = mpi_library();
   a.mpi_version = mpi_version();
+  a.mpi_cuda_aware = mpi_cuda_aware();
+#if COLLSCOPE_HAVE_UCX
+  a.ucx_memory_types = ucx_context_memory_types();
+#endif
+  a.machine = collect_machine_state(comm);
   return a;
 }
 

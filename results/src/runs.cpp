@@ -38,6 +38,49 @@ bool has_field(const Record& r, const char* name) {
   return false;
 }
 
+// Version 5's machine and libraries (absent from older records).
+template <class Run, class F>
+void for_each_machine_text(Run& run, F f) {
+  f("cpu_governor", run.machine.cpu_governor);
+  f("busy_processes", run.machine.busy_processes);
+  f("mpi_cuda_aware", run.mpi_cuda_aware);
+  f("ucx_memory_types", run.ucx_memory_types);
+}
+
+// The warnings, one line each, stored joined by '\n'.
+std::string joined_lines(const std::vector<std::string>& lines) {
+  std::string s;
+  for (const std::string& l : lines) s += (s.empty() ? "" : "\n") + l;
+  return s;
+}
+
+std::vector<std::string> split_lines(const std::string& s) {
+  std::vector<std::string> out;
+  for (std::size_t start = 0; start < s.size();) {
+    const std::size_t end = std::min(s.find('\n', start), s.size());
+    out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+void encode_machine(Record& r, const RunAttributes& run) {
+  for_each_machine_text(run, [&r](const char* name, const std::string& v) { r.set_text(name, v); });
+  r.set_int("host_cores", run.machine.host_cores);
+  r.set_bool("oversubscribed", run.machine.oversubscribed);
+  r.set_f64("load_avg_1m", run.machine.load_avg_1m);
+  r.set_text("machine_warnings", joined_lines(run.machine.warnings));
+}
+
+void decode_machine(const Record& r, RunAttributes& run) {
+  if (!has_field(r, "host_cores")) return;  // before version 5
+  for_each_machine_text(run, [&r](const char* name, std::string& v) { v = r.get_text(name); });
+  run.machine.host_cores = static_cast<int>(r.get_int("host_cores"));
+  run.machine.oversubscribed = r.get_bool("oversubscribed");
+  run.machine.load_avg_1m = r.get_f64("load_avg_1m");
+  run.machine.warnings = split_lines(r.get_text("machine_warnings"));
+}
+
 template <class Run, class F>
 void for_each_int(Run& run, F f) {
   f("world_size", run.world_size);
@@ -53,6 +96,7 @@ Record encode_run(const RunAttributes& run, std::int64_t run_id) {
   for_each_text(run, [&r](const char* name, const std::string& v) { r.set_text(name, v); });
   for_each_int(run, [&r](const char* name, int v) { r.set_int(name, v); });
   for_each_device_text(run, [&r](const char* name, const std::string& v) { r.set_text(name, v); });
+  encode_machine(r, run);
   std::string hosts;
   for (const std::string& h : run.hosts) {
     if (!hosts.empty()) hosts += ',';
@@ -69,6 +113,7 @@ RunAttributes decode_run(const Record& r) {
   for_each_device_text(run, [&r](const char* name, std::string& v) {
     if (has_field(r, name)) v = r.get_text(name);
   });
+  decode_machine(r, run);
   const std::string hosts = r.get_text("hosts");
   for (std::size_t start = 0; start < hosts.size();) {
     const std::size_t end = std::min(hosts.find(',', start), hosts.size());
@@ -92,6 +137,8 @@ std::vector<Record> encode_run_gpus(const RunAttributes& run, std::int64_t run_i
     r.set_int("driver_version", g.driver_version);
     r.set_int("runtime_version", g.runtime_version);
     r.set_bool("emulated", g.emulated);
+    r.set_text("gpu_sharing", g.gpu_sharing);
+    r.set_bool("mps_client", g.mps_client);
     out.push_back(std::move(r));
   }
   return out;
@@ -108,6 +155,10 @@ RunGpu decode_run_gpu(const Record& r) {
   g.driver_version = static_cast<int>(r.get_int("driver_version"));
   g.runtime_version = static_cast<int>(r.get_int("runtime_version"));
   g.emulated = r.get_bool("emulated");
+  if (has_field(r, "gpu_sharing")) {  // version 5
+    g.gpu_sharing = r.get_text("gpu_sharing");
+    g.mps_client = r.get_bool("mps_client");
+  }
   return g;
 }
 

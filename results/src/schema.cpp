@@ -82,6 +82,15 @@ RankGroupSpec theory() {
 
 RankGroupSpec nodes() { return {"nodes_known", Kind::i32, {{"node_of_rank", "node"}}, true}; }
 
+// Version 5, every timed table: the spread of the iteration times (quartiles, relative
+// interquartile range, whether it makes the row noisy against its threshold), the sweep
+// round the row belongs to, and how its ranks shared their GPUs.
+void add_spread_columns(std::vector<ScalarSpec>& s) {
+  s.insert(s.end(), {{"time_us_p25", Kind::f64}, {"time_us_p75", Kind::f64},
+                     {"time_spread", Kind::f64, 0, M::null}, {"noise_threshold", Kind::f64},
+                     {"noisy", Kind::boolean}, {"round", Kind::i32}, {"gpu_sharing", Kind::text, 16}});
+}
+
 }  // namespace
 
 namespace {
@@ -124,6 +133,10 @@ TableSpec make_collective_table(int version) {
                                    {"vendor_algorithm_closest", Kind::text, 64},
                                    {"vendor_algorithm_off_bytes", Kind::i64, 0, M::null},
                                    {"vendor_algorithm_off_msgs", Kind::i64, 0, M::null}});
+  if (version >= 5) {
+    add_spread_columns(scalars);
+    scalars.push_back({"mpi_coll_params", Kind::text, 512});
+  }
   std::vector<RankGroupSpec> groups{
       measured(), theory(),
       {"traffic_known", Kind::u64,
@@ -157,17 +170,19 @@ TableSpec make_collective_table(int version) {
                     std::move(groups), std::move(pools));
 }
 
-// Pingpong's table is the same in every version.
-TableSpec make_pingpong_table() {
+// Pingpong's table, the same in versions 1 to 4; version 5 adds the spread columns.
+TableSpec make_pingpong_table(int version) {
+  std::vector<ScalarSpec> scalars{
+      {"collective", Kind::text, 32}, {"algorithm", Kind::text, 64},
+      {"transport", Kind::text, 16}, {"memory", Kind::text, 16}, {"nranks", Kind::i32},
+      {"bytes", Kind::u64}, {"iters", Kind::i32}, {"warmup", Kind::i32},
+      {"pairs", Kind::text, 8, M::absent}, {"time_us", Kind::f64}, {"time_us_min", Kind::f64},
+      {"time_us_max", Kind::f64}, {"slowest_rank", Kind::i32, 0, M::absent},
+      {"algbw_gbps", Kind::f64}, {"busbw_gbps", Kind::f64}, {"volume", Kind::text, 16},
+      {"wrong", Kind::i64, 0, M::null}};
+  if (version >= 5) add_spread_columns(scalars);
   return make_table(
-      "pingpong",
-      {{"collective", Kind::text, 32}, {"algorithm", Kind::text, 64},
-       {"transport", Kind::text, 16}, {"memory", Kind::text, 16}, {"nranks", Kind::i32},
-       {"bytes", Kind::u64}, {"iters", Kind::i32}, {"warmup", Kind::i32},
-       {"pairs", Kind::text, 8, M::absent}, {"time_us", Kind::f64}, {"time_us_min", Kind::f64},
-       {"time_us_max", Kind::f64}, {"slowest_rank", Kind::i32, 0, M::absent},
-       {"algbw_gbps", Kind::f64}, {"busbw_gbps", Kind::f64}, {"volume", Kind::text, 16},
-       {"wrong", Kind::i64, 0, M::null}},
+      "pingpong", std::move(scalars),
       {{"pair", M::null}, {"slowest_pair", M::absent}, {"first_bad_pair", M::null}},
       {{"transport_env", 512}},
       {measured(), theory(), nodes()},
@@ -197,7 +212,7 @@ const TableSpec& collective_table(int version) {
 
 // The pingpong table: every field of pingpong's JSON record (bench/pingpong.cpp).
 const TableSpec& pingpong_table(int version) {
-  return of_version(version, [](int) { return make_pingpong_table(); });
+  return of_version(version, [](int v) { return make_pingpong_table(v); });
 }
 
 const std::vector<const TableSpec*>& row_tables(int version) {
@@ -252,6 +267,7 @@ std::vector<ScalarSpec> layer_scalars(int v) {
             {"volume_error", Kind::text, 1024}, {f[0], Kind::text, 256}, {f[1], Kind::text, 256},
             {f[2], Kind::f64}, {f[3], Kind::f64}, {f[4], Kind::text, 2048},
             {f[5], Kind::i64, 0, M::null}, {f[6], Kind::f64, 0, M::null}});
+  if (v >= 5) add_spread_columns(s);
   return s;
 }
 
@@ -360,13 +376,39 @@ Layout make_runs_layout(int version) {
                         {"slurm_nodelist", Kind::text, 4096}});
   if (version >= 2)
     f.insert(f.end(), {{"device_runtime", Kind::text, 16}, {"nccl_runtime_version", Kind::text, 32}});
+  if (version >= 5)
+    f.insert(f.end(), {{"host_cores", Kind::i32},
+                       {"oversubscribed", Kind::boolean},
+                       {"load_avg_1m", Kind::f64},
+                       {"cpu_governor", Kind::text, 32},
+                       {"busy_processes", Kind::text, 1024},
+                       {"machine_warnings", Kind::text, 2048},
+                       {"mpi_cuda_aware", Kind::text, 8},
+                       {"ucx_memory_types", Kind::text, 64}});
+  return Layout(std::move(f));
+}
+
+Layout make_run_gpus_layout(int version) {
+  std::vector<Field> f({{"run_id", Kind::i64},
+                        {"rank", Kind::i32},
+                        {"device", Kind::i32},
+                        {"name", Kind::text, 96},
+                        {"uuid", Kind::text, 48},
+                        {"pci_bus_id", Kind::text, 24},
+                        {"memory_bytes", Kind::u64},
+                        {"driver_version", Kind::i32},
+                        {"runtime_version", Kind::i32},
+                        {"emulated", Kind::boolean}});
+  if (version >= 5) f.insert(f.end(), {{"gpu_sharing", Kind::text, 16}, {"mps_client", Kind::boolean}});
   return Layout(std::move(f));
 }
 
 }  // namespace
 
 // One row per run (per open_for_append): the run's attributes. Version 2 added which
-// device runtime ran and the NCCL library found at run time; versions 3 and 4 changed nothing.
+// device runtime ran and the NCCL library found at run time; versions 3 and 4 changed
+// nothing; version 5 added the machine under the run and what the MPI library and UCX
+// take (device pointers, memory types).
 const Layout& runs_layout(int version) {
   static const std::vector<Layout> all = [] {
     std::vector<Layout> v;
@@ -376,19 +418,15 @@ const Layout& runs_layout(int version) {
   return all.at(static_cast<std::size_t>(version - 1));
 }
 
-// Version 2: one row per (run, rank) of a device memory run.
-const Layout& run_gpus_layout() {
-  static const Layout l({{"run_id", Kind::i64},
-                         {"rank", Kind::i32},
-                         {"device", Kind::i32},
-                         {"name", Kind::text, 96},
-                         {"uuid", Kind::text, 48},
-                         {"pci_bus_id", Kind::text, 24},
-                         {"memory_bytes", Kind::u64},
-                         {"driver_version", Kind::i32},
-                         {"runtime_version", Kind::i32},
-                         {"emulated", Kind::boolean}});
-  return l;
+// Version 2: one row per (run, rank) of a device memory run; version 5 added how the
+// rank shared its GPU.
+const Layout& run_gpus_layout(int version) {
+  static const std::vector<Layout> all = [] {
+    std::vector<Layout> v;
+    for (int i = 1; i <= kSchemaVersion; ++i) v.push_back(make_run_gpus_layout(i));
+    return v;
+  }();
+  return all.at(static_cast<std::size_t>(version - 1));
 }
 
 }  // namespace collscope::results

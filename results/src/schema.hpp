@@ -82,7 +82,7 @@ const TableSpec& pingpong_table(int version = kSchemaVersion);
 // Made in every file, checked on open.
 const std::vector<const TableSpec*>& row_tables(int version = kSchemaVersion);
 const Layout& runs_layout(int version = kSchemaVersion);
-const Layout& run_gpus_layout();  // version 2 on
+const Layout& run_gpus_layout(int version = kSchemaVersion);  // version 2 on
 inline constexpr hsize_t kRunGpuChunk = 64;
 
 // The /layer group (SCHEMA.md, "/layer"): made in every new file, and in an older one on

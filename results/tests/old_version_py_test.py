@@ -9,7 +9,9 @@ version N + 1: version 1 holds allreduce_ring and alltoallv_mpi rows, pingpong a
 tp_mlp layer row; version 2 allreduce_ring and allreduce_mpi rows on host memory, an
 allreduce_ring row on the emulated device over ipc (its copies per rank), pingpong and a
 tp_mlp layer row; version 3 the same rows as version 2 (the ipc row with its copies and
-its receives reduced in the sender's memory).
+its receives reduced in the sender's memory); version 4 allreduce_ring and allreduce_mpi
+rows on host memory (the vendor's counted by the MPI library), an allreduce_ring row on the
+emulated device over ipc, pingpong and a tp_mlp layer row.
 """
 import os
 import shutil

@@ -29,6 +29,9 @@ import numpy as np
 
 # ---- SCHEMA.md, as a reader would apply it ----------------------------------------------
 
+# Version 5, every timed table: the iteration times' spread, the round, the GPUs' sharing.
+SPREAD = {"time_us_p25": None, "time_us_p75": None, "time_spread": "null", "noise_threshold": None,
+          "noisy": None, "round": None, "gpu_sharing": None}
 SCALARS = {  # column -> how the JSON says "no value": None (never), "null" or "absent"
     "collective": {"collective": None, "algorithm": None, "transport": None, "memory": None,
                    "dtype": None, "op": None, "root": None, "nranks": None, "count": None,
@@ -43,12 +46,14 @@ SCALARS = {  # column -> how the JSON says "no value": None (never), "null" or "
                    "volume_source": None,
                    "volume_witness": None, "vendor_algorithm": None,
                    "vendor_algorithm_closest": None, "vendor_algorithm_off_bytes": "null",
-                   "vendor_algorithm_off_msgs": "null"},
+                   "vendor_algorithm_off_msgs": "null",
+                   # version 5
+                   **SPREAD, "mpi_coll_params": None},
     "pingpong": {"collective": None, "algorithm": None, "transport": None, "memory": None,
                  "nranks": None, "bytes": None, "iters": None, "warmup": None,
                  "pairs": "absent", "time_us": None, "time_us_min": None, "time_us_max": None,
                  "slowest_rank": "absent", "algbw_gbps": None, "busbw_gbps": None,
-                 "volume": None, "wrong": "null"},
+                 "volume": None, "wrong": "null", **SPREAD},
 }
 PAIRS = {"collective": {}, "pingpong": {"pair": "null", "slowest_pair": "absent",
                                         "first_bad_pair": "null"}}
@@ -85,6 +90,7 @@ LAYER_SCALARS = {  # /layer/rows
     "rel_l2_error": "null", "max_abs_error": "null", "tolerance": "null",
     "textbook_exact_sent_bytes": "null", "textbook_exact_over_formula": "null",
     "gemm_tflops": "null",
+    **SPREAD,  # version 5
 }
 FIGURE_KEYS = ("source", "formula", "elements", "bytes", "explanation", "exact_sent_bytes",
              "exact_over_formula")

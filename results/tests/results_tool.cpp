@@ -29,6 +29,15 @@ using nlohmann::json;
 RunAttributes run_of(const std::string& program, int argc, char** argv) {
   RunAttributes a = local_run_attributes(argc, argv);
   a.program = program;
+  // Version 5's machine and libraries, made up so that every column carries a value.
+  a.machine.host_cores = 2;
+  a.machine.oversubscribed = program == "pingpong";
+  a.machine.load_avg_1m = 0.75;
+  a.machine.cpu_governor = "performance";
+  a.machine.busy_processes = "vm: cc1plus[4242]";
+  a.machine.warnings = {"4 ranks on vm's 2 cores (oversubscribed)", "processes outside the job were running"};
+  a.mpi_cuda_aware = "no";
+  a.ucx_memory_types = "host";
   return a;
 }
 
@@ -81,6 +90,15 @@ json run_json(const StoredRun& r, int schema_version) {
   if (schema_version >= 2) {  // version 2's columns
     j["device_runtime"] = a.device_runtime;
     j["nccl_runtime_version"] = a.nccl_runtime_version;
+  }
+  if (schema_version >= 5) {  // version 5's
+    const MachineState& m = a.machine;
+    std::string warnings;
+    for (const std::string& w : m.warnings) warnings += (warnings.empty() ? "" : "\n") + w;
+    j.update({{"host_cores", m.host_cores}, {"oversubscribed", m.oversubscribed},
+              {"load_avg_1m", m.load_avg_1m}, {"cpu_governor", m.cpu_governor},
+              {"busy_processes", m.busy_processes}, {"machine_warnings", warnings},
+              {"mpi_cuda_aware", a.mpi_cuda_aware}, {"ucx_memory_types", a.ucx_memory_types}});
   }
   return j;
 }

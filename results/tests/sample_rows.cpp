@@ -6,6 +6,7 @@
 
 #include "collscope/bench/measurement.hpp"
 #include "collscope/bench/report.hpp"
+#include "collscope/program/spread_fields.hpp"
 
 namespace collscope::results::testing {
 namespace {
@@ -85,7 +86,10 @@ json sample_collective(std::int64_t i) {
   m.warmup = 2;
   m.ranks = i % 3 == 0 ? "max" : i % 3 == 1 ? "avg" : "min";
   for (int k = 0; k < m.iters; ++k) m.times_us.push_back(1.25 * (k + 1) + static_cast<double>(i));
+  m.noise_threshold = i % 2 ? 0.2 : 0.05;
+  m.round = static_cast<int>(i % 3) - 1;
   m.summarise(1.5);
+  if (m.algorithm == "mpi" && i % 2) m.mpi_coll_params = "coll_tuned_allreduce_algorithm=4 coll_tuned_use_dynamic_rules=1";
   fill_vendor_or_counted(m, i);
   for (int r = 0; r < m.nranks; ++r) m.node_of_rank.push_back(r / 2);
   m.checked = i % 7 != 5;  // -c 0 now and then: wrong is null
@@ -96,6 +100,7 @@ json sample_collective(std::int64_t i) {
   if (i % 4 == 1) {  // a device row over ipc: how it waited, what it copied and reduced in place
     m.memory = MemoryKind::device;
     m.path = "ipc";
+    m.gpu_sharing = i % 8 == 1 ? "mps" : "time_sliced";
     m.wait = i % 8 == 1 ? "spin" : "yield";
     for (int r = 0; r < m.nranks; ++r) {
       const auto b = static_cast<std::uint64_t>(100 * r + i);
@@ -124,12 +129,15 @@ json sample_pingpong(std::int64_t i) {
     j["time_us_min"] = 2.0;
     j["time_us_max"] = 3.0 + static_cast<double>(i);
     j["times_us"] = {2.0, 2.5, 3.0 + static_cast<double>(i)};
+    program::add_spread_fields(j, program::stats_of({2.0, 2.5, 3.0 + static_cast<double>(i)}), 0.2,
+                               static_cast<int>(i % 3) - 1, "");
   } else {  // --pairs all
     j["pair"] = nullptr;
     j["pairs"] = "all";
     j["time_us"] = 4.5;
     j["time_us_min"] = 1.5;
     j["time_us_max"] = 9.0;
+    program::add_spread_fields(j, program::stats_of({1.5, 2, 4.5, 7, 9.0}), 0.25, 2, "exclusive");
     j["slowest_pair"] = {0, 1};
     j["slowest_rank"] = 1;
     json lat = json::array(), bw = json::array();
@@ -251,6 +259,8 @@ json sample_layer(std::int64_t i) {
   j["time_us"] = times.empty() ? 0.0 : times[0].get<double>();
   j["time_us_min"] = times.empty() ? 0.0 : times[0].get<double>();
   j["time_us_max"] = times.empty() ? 0.0 : times.back().get<double>();
+  program::add_spread_fields(j, program::stats_of(times.get<std::vector<double>>()), 0.2,
+                             static_cast<int>(i % 2), device ? "mps" : "");
   j["compute_us"] = 1.5 + static_cast<double>(i);
   j["comm_us"] = 2.5;
   j["exposed_comm_us"] = 2.0;

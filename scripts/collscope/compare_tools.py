@@ -9,7 +9,8 @@ and prints one table per collective the tools share:
 
 The columns (medians over the runs, each with +- half its spread in % of the median; a
 ratio is the median of each round's ratio, as the machine's speed may drift between
-rounds):
+rounds, with its 95 % interval over the rounds and "tie" where that holds 1, else
+"faster" or "slower": docs/statistics.md):
 IMB's t_avg, OSU's average latency, collscope --timing loop and --timing call (both with
 --ranks as given, avg by default: IMB and OSU average over ranks), and the ratios
 loop/IMB and loop/OSU. docs/timing.md says what each tool times and why they differ.
@@ -45,6 +46,7 @@ import statistics
 import subprocess
 import sys
 
+from collscope import stats
 from collscope.paths import ROOT
 
 PROG = "compare-tools"
@@ -432,9 +434,28 @@ def paired_ratio(a, b):
     return statistics.median(pairs) if pairs else None
 
 
+def ratio_verdict(a, b):
+    """(the median of each round's a / b, its stats.Interval over the rounds: Wilcoxon
+    signed-rank, docs/statistics.md), or None."""
+    pairs = [(x, y) for x, y in zip(a, b) if x is not None and y is not None and y > 0]
+    if not pairs:
+        return None
+    return paired_ratio(a, b), stats.paired_ratio_interval(pairs)
+
+
+RATIO_WIDTH = 27
+
+
 def ratio_cell(a, b):
-    r = paired_ratio(a, b)
-    return f"{'-':>9}" if r is None else f"{r:>9.3f}"
+    """'0.987 [0.95, 1.02] tie': the ratio, its interval and whether a is faster or
+    slower than b beyond the noise (the interval above or below 1), or a tie."""
+    v = ratio_verdict(a, b)
+    if v is None:
+        return f"{'-':>{RATIO_WIDTH}}"
+    r, interval = v
+    word = {"tie": "tie", "faster": "faster", "slower": "slower"}[stats.word_of(interval)]
+    shown = f"{r:.3f} [{stats.bound(interval.low)}, {stats.bound(interval.high)}] {word}"
+    return f"{shown:>{RATIO_WIDTH}}"
 
 
 def print_table(opts, coll, samples):
@@ -442,7 +463,9 @@ def print_table(opts, coll, samples):
     ranks = opts["ranks"]
     print(f"# {coll}: {opts['np']} ranks, {opts['iters']} iterations; medians of "
           f"{opts['repeats']} alternating runs, ± half their spread; ratios: the median of "
-          f"each round's ratio")
+          f"each round's ratio, its {stats.LEVEL:.0%} interval over the rounds (Wilcoxon "
+          f"signed-rank, docs/statistics.md; {stats.PAIRED_MIN_ROUNDS} rounds or more for a "
+          "bounded one) and 'tie' where it holds 1")
     print(f"#   IMB {spec['imb']} -iter {opts['iters']} -iter_policy off: t_avg;  OSU "
           f"{spec['osu']} -i {opts['iters']} -x {opts['warmup']}: average;  collscope "
           f"{coll}_mpi -n {opts['iters']} -w {opts['warmup']} --ranks {ranks}")
@@ -451,7 +474,7 @@ def print_table(opts, coll, samples):
                            if spec[key])
         print(f"#   size: collscope's bytes; {who} ran the same call at size / {opts['np']}")
     print(f"# {'size':>9} {'IMB t_avg':>16} {'OSU avg':>16} {'loop (' + ranks + ')':>16} "
-          f"{'loop/IMB':>9} {'loop/OSU':>9} {'call (' + ranks + ')':>16}")
+          f"{'loop/IMB':>{RATIO_WIDTH}} {'loop/OSU':>{RATIO_WIDTH}} {'call (' + ranks + ')':>16}")
     keys = [0] if coll == "barrier" else opts["sizes"]
     for b in keys:
         col = {name: [t.get(b) for t in samples[name]] for name in ("imb", "osu", "loop", "call")}

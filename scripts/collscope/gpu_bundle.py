@@ -210,7 +210,10 @@ def copy(src, dst, manifest, note=None):
 # they import (python/collscope: `python3 python/report` finds it there, as scripts/report
 # does in the repository): the benchmark figures' table, report, merge, fit-model and
 # model-check.
-PYTHON_TOOLS = ("report", "merge", "fit-model", "model-check")
+PYTHON_TOOLS = ("report", "merge", "fit-model", "model-check", "accept", "accept-gpu-check", "accept-repeat",
+                "accept-reference")
+# The data the acceptance tools read beside them (ROOT/acceptance: the bundle's folder).
+ACCEPTANCE_DATA = ("reference-gpu-spec.json", "gpu_models.txt")
 
 
 def copy_python_tools(stage, manifest):
@@ -223,6 +226,8 @@ def copy_python_tools(stage, manifest):
                 src = os.path.join(dirpath, f)
                 copy(src, os.path.join(stage, "python", os.path.relpath(src, SCRIPTS)), manifest)
     copy(os.path.join(FILES, "bench-figures"), os.path.join(stage, "python", "bench-figures"), manifest)
+    for name in ACCEPTANCE_DATA:
+        copy(os.path.join(ROOT, "acceptance", name), os.path.join(stage, "acceptance", name), manifest)
 
 
 def build(opts, stage):
@@ -300,7 +305,7 @@ def build(opts, stage):
         with open(os.path.join(root, "bin", name), "w") as f:
             f.write(text)
         os.chmod(os.path.join(root, "bin", name), 0o755)
-    for name in ("env.sh", "run-gpu-tests", "README.txt"):
+    for name in ("env.sh", "run-gpu-tests", "mps", "whole-gpu-check", "README.txt"):
         shutil.copy(os.path.join(FILES, name), os.path.join(stage, name))
     os.chmod(os.path.join(stage, "run-gpu-tests"), 0o755)
     copy_python_tools(stage, manifest)

@@ -16,6 +16,12 @@ Version 3 added the collective table's `wait` column and, per rank, the bytes th
 path reduced straight from a peer's memory (reduced_from_peer_bytes, with its theory).
 Version 4 added the collective table's `ranks`, volume_source, volume_witness and, for vendor
 rows, vendor_algorithm, vendor_algorithm_closest and vendor_algorithm_off_bytes/_msgs.
+Version 5 added to every timed table the spread of the iteration times (time_us_p25,
+time_us_p75, time_spread, noise_threshold, noisy), the sweep round and gpu_sharing; to the
+collective table mpi_coll_params; to /runs the machine under the run (host_cores,
+oversubscribed, load_avg_1m, cpu_governor, busy_processes, machine_warnings) and what the
+MPI library and UCX take (mpi_cuda_aware, ucx_memory_types); to /run_gpus gpu_sharing and
+mps_client. Older files have none of these: `has_spread(version)` says whether they do.
 """
 import os
 
@@ -23,8 +29,8 @@ import h5py
 import numpy as np
 
 FORMAT_NAME = "collscope results"
-SCHEMA_VERSION = 4
-READABLE_VERSIONS = (1, 2, 3, 4)
+SCHEMA_VERSION = 5
+READABLE_VERSIONS = (1, 2, 3, 4, 5)
 
 LAYER = "layer"  # the optional /layer group: rows, ranks, a pool and two child tables
 LAYER_POOLS = ("times_us",)
@@ -35,7 +41,7 @@ VENDOR_ALGORITHMS = {"mpi", "nccl"}  # the library's own collective: a baseline,
 
 # SCHEMA.md "Missing values": the value a column takes when the JSON has none.
 MISSING_TEXT = {"split", "model", "textbook_formula", "pairs"}
-MISSING_FLOAT = {"predicted_us", "textbook_sent_bytes"}
+MISSING_FLOAT = {"predicted_us", "textbook_sent_bytes", "time_spread"}
 MISSING_INT = {"wrong", "slowest_rank", "vendor_algorithm_off_bytes", "vendor_algorithm_off_msgs"}
 
 # Version 1's column names that version 2 renamed, per group.
@@ -46,6 +52,12 @@ VERSION1_RENAMES = {
                          "exact_sent_bytes")},
             "seed_exact_over_seed": "textbook_exact_over_formula"},
 }
+
+
+def has_spread(version):
+    """Whether files of `version` record each row's spread and round (version 5 on): older
+    ones have only times_us, from which the tools compute it."""
+    return version >= 5
 
 
 class NotResults(Exception):

@@ -15,13 +15,18 @@ are the long options with `_` for `-`; options given on the command line win), e
     min_bytes = 8
     max_bytes = 64M
     step_factor = 4
+    rounds = 3                                # every task 3 times, the order alternating
     nodes = 1, 2, 4
     ntasks_per_node = 8
     partition = gpu
     time = 00:30:00
 
 Every (collective, algorithm) must exist as BIN_DIR/<collective>_<algorithm>; the vendor
-baselines (`<collective>_mpi`) run with `-t mpi` only. The results directory receives
+baselines (`<collective>_mpi`) run with `-t mpi` only. With `rounds = R` (2 or more) every
+task is made R times, round k's tasks after round k-1's, in the list's order in even rounds
+and reversed in odd ones, each with `--round k` so that its rows carry the round
+(scripts/report compares algorithms round by round: docs/statistics.md); the pingpong job
+runs once. The results directory receives
 sweep.conf (the resolved description), sweep.tasks (the task list: line i is array task
 i: `nodes ntasks_per_node program args...`), sweep.jobs (submitted job ids), logs/,
 each task's `<array job>_<task>.h5` (pingpong: `<job>_pingpong.h5`), and from the merge
@@ -58,6 +63,10 @@ DEFAULTS = {
     "args": "", "memory": "host", "path": "", "nodes": "1", "ntasks_per_node": "2", "gpus_per_node": "", "partition": "",
     "account": "", "time": "", "pingpong": "no", "launcher": "auto", "mpi_env": "no",
     "max_parallel": "", "results_dir": "", "bin_dir": os.path.join(ROOT, "build", "bin"),
+    "rounds": "1",
+    # scripts/tune-mpi's sweeps (collscope/tune_mpi/plan.py): "sweep" (every forced Open MPI
+    # algorithm) or "validate" (the default decision against decision_file)
+    "tune_mpi": "", "tune_segments": "0", "decision_file": "",
 }
 
 
@@ -167,7 +176,15 @@ class Task:
     def expected_rows_per_group(self, size_count):
         if self.program.startswith("barrier_") or "--split-file" in self.args:
             return 1
-        return size_count
+        return self.own_size_count() or size_count
+
+    def own_size_count(self):
+        """The sizes its own -b/-e/-f give (tune-mpi's tasks differ in sizes), else 0."""
+        flags = dict(zip(self.args, self.args[1:]))
+        if "-b" not in flags or "-e" not in flags:
+            return 0
+        return len(sweep_sizes(parse_size(flags["-b"], "-b"), parse_size(flags["-e"], "-e"),
+                               int(flags.get("-f", "2"))))
 
 
 def installed_binaries(bin_dir):
@@ -236,6 +253,7 @@ def build_sweep(conf):
         raise Refused("--step-factor must be at least 2")
     iters = positive(conf["iters"], "--iters")
     warmup = positive(conf["warmup"], "--warmup", 0)
+    rounds = positive(conf["rounds"], "--rounds")
     size_flags = ["-b", conf["min_bytes"], "-e", conf["max_bytes"], "-f", str(factor),
                   "-n", str(iters), "-w", str(warmup)]
     nodes = [positive(n, "--nodes") for n in split_list(conf["nodes"])] or [1]
@@ -250,6 +268,12 @@ def build_sweep(conf):
     bin_dir = os.path.abspath(conf["bin_dir"])
     results_dir = os.path.abspath(conf["results_dir"] or os.path.join(ROOT, "output", name))
     sweep = Sweep(conf, name, results_dir, bin_dir, nodes, per_node, size_flags, yes(conf["pingpong"]))
+    if conf["tune_mpi"]:
+        from collscope.tune_mpi import plan   # imports this module: imported when used
+        for n in nodes:
+            for program, args in plan.runs(conf, sweep, n * per_node, size_flags, rounds):
+                sweep.tasks.append(Task(len(sweep.tasks), n, per_node, program, args))
+        return sweep
 
     collectives = split_list(conf["collectives"])
     if not collectives and not sweep.pingpong:
@@ -265,33 +289,80 @@ def build_sweep(conf):
         raise Refused(f"no pingpong in '{bin_dir}'")
     extra = shlex.split(conf["args"])
     owned = {"-b", "--min-bytes", "-e", "--max-bytes", "-f", "--step-factor", "-n", "--iters",
-             "-w", "--warmup", "-t", "--transport", "-O", "--output", "-m", "--memory", "--path"}
+             "-w", "--warmup", "-t", "--transport", "-O", "--output", "-m", "--memory", "--path",
+             "--round"}
     for word in extra:
         if word.split("=", 1)[0] in owned:
             raise Refused(f"--args '{word}': the sweep sets that flag itself (sizes, iterations, "
-                          "--transports, --memory, --path, -O)")
+                          "--transports, --memory, --path, --round, -O)")
     if conf["memory"] not in ("host", "device"):
         raise Refused(f"--memory must be host or device, got '{conf['memory']}'")
     if conf["path"] not in ("", "cuda_aware", "staged", "ipc"):
         raise Refused(f"--path must be cuda_aware, staged or ipc, got '{conf['path']}'")
     if conf["path"] and conf["memory"] != "device":
         raise Refused("--path applies to --memory device")
+    runs = vendor_and_own_runs(conf, sweep, pairs, transports, size_flags, extra)
     for n in nodes:
-        for c, a in pairs:
-            for t in transports:
-                if a in ("mpi", "nccl") and t != a:
-                    note = f"{c}_{a} runs with -t {a} only (the vendor collective has no transport of ours)"
-                    if note not in sweep.notes:
-                        sweep.notes.append(note)
-                    continue
-                if a == "mpi" and conf["memory"] == "device" and conf["path"] not in ("", "cuda_aware"):
-                    note = f"{c}_mpi takes device buffers on the cuda_aware path only: left out"
-                    if note not in sweep.notes:
-                        sweep.notes.append(note)
-                    continue
-                args = size_flags + ["-t", t] + device_flags(conf, t) + extra
-                sweep.tasks.append(Task(len(sweep.tasks), n, per_node, f"{c}_{a}", args))
+        for k, (program, args) in rounds_of(runs, rounds, sweep):
+            sweep.tasks.append(Task(len(sweep.tasks), n, per_node, program, args))
     return sweep
+
+
+def vendor_and_own_runs(conf, sweep, pairs, transports, size_flags, extra):
+    """[(program, args)] of one round: every (collective, algorithm) on every transport it
+    takes."""
+    runs = []
+    for c, a in pairs:
+        for t in transports:
+            if a in ("mpi", "nccl") and t != a:
+                note = f"{c}_{a} runs with -t {a} only (the vendor collective has no transport of ours)"
+                if note not in sweep.notes:
+                    sweep.notes.append(note)
+                continue
+            if a == "mpi" and conf["memory"] == "device" and conf["path"] not in ("", "cuda_aware"):
+                note = f"{c}_mpi takes device buffers on the cuda_aware path only: left out"
+                if note not in sweep.notes:
+                    sweep.notes.append(note)
+                continue
+            runs.append((f"{c}_{a}", size_flags + ["-t", t] + device_flags(conf, t) + extra))
+    return runs
+
+
+def rounds_of(runs, rounds, sweep):
+    """[(round, (program, args))]: every run once per round, in the list's order in even
+    rounds and reversed in odd ones, so that a slow spell of the machine falls on every
+    binary alike and none always follows the same one. With two rounds or more each run
+    gets --round K (its rows carry K), where the binaries take it."""
+    if rounds == 1:
+        return [(0, run) for run in runs]
+    out = []
+    for k in range(rounds):
+        for program, args in (runs if k % 2 == 0 else runs[::-1]):
+            flag = ["--round", str(k)] if takes_round(sweep.bin_dir, program) else []
+            out.append((k, (program, args + flag)))
+    if runs and not takes_round(sweep.bin_dir, runs[0][0]):
+        note = ("this build's binaries take no --round: the rows of the rounds carry no round "
+                "(the tasks still run in rounds)")
+        if note not in sweep.notes:
+            sweep.notes.append(note)
+    return out
+
+
+ROUND_SUPPORT = {}
+
+
+def takes_round(bin_dir, program):
+    """Whether BIN_DIR/program has the --round flag (its --help names it); builds made
+    before rows had a round do not."""
+    key = os.path.join(bin_dir, program)
+    if key not in ROUND_SUPPORT:
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        try:
+            p = subprocess.run([key, "--help"], capture_output=True, text=True, timeout=60, env=env)
+            ROUND_SUPPORT[key] = re.search(r"--round\b(?!s)", p.stdout) is not None
+        except (OSError, subprocess.TimeoutExpired):
+            ROUND_SUPPORT[key] = False
+    return ROUND_SUPPORT[key]
 
 
 def pingpong_tasks(sweep):
@@ -341,7 +412,8 @@ def inspect_file(task, path, size_count):
     for run in runs[runs["run_id"] >= 0]:
         if (text(run["program"]) != task.program or run_args(run["command_line"]) != wanted
                 or int(run["world_size"]) != task.ranks
-                or (task.index >= 0 and text(run["slurm_array_task_id"]) != str(task.index))):
+                or (task.index >= 0   # a task run outside Slurm (tune-mpi's local runs) has none
+                    and text(run["slurm_array_task_id"]) not in ("", str(task.index)))):
             continue
         mine = rows[rows["run_id"] == run["run_id"]]
         if table == "collective":
@@ -699,6 +771,8 @@ def parse_args(argv):
     s.add_argument("--path", help="device memory: cuda_aware, staged or ipc (default: the binaries' choice)")
     s.add_argument("--args", help="more flags for every binary, e.g. --args='-d float -o sum' (no spaces inside one flag)")
     s.add_argument("--pingpong", action="store_true", default=None, help="also a pingpong --pairs all job per node count")
+    s.add_argument("--rounds", help="run every task R times, in rounds that alternate the order (1); "
+                   "the rows carry their round (--round K)")
     r = p.add_argument_group("Slurm")
     r.add_argument("--nodes", help="node counts, comma-separated: one job array each (1)")
     r.add_argument("--ntasks-per-node", dest="ntasks_per_node", help="ranks per node (2)")

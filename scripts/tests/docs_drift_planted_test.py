@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """docs_drift_test.py can fail: run on a small tree with one drift of each kind it checks
 (a missing path, a bare header name, a binary no CMakeLists.txt builds, a function no code
-defines), it must name each of them and exit 1; on the same tree without them, exit 0.
+defines, a path in a .def list's comment, a schema version the C++ does not write), it must name each of them and exit 1; on the same tree without them, exit 0.
 
     docs_drift_planted_test.py   exit 0 passed, 1 failed
 """
@@ -21,7 +21,12 @@ def tree(root, planted):
         os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
         with open(os.path.join(root, rel), "w") as f:
             f.write(text)
-    write("collectives/include/collscope/algorithms.def", "COLLSCOPE_ALGORITHM(allreduce, ring, x)\n")
+    write("collectives/include/collscope/algorithms.def",
+          ("// the registry: src/gone_registry.cpp\n" if planted else "// the registry: src/here.cpp\n")
+          + "COLLSCOPE_ALGORITHM(allreduce, ring, x)\n")
+    write("results/include/collscope/results/results_file.hpp",
+          "inline constexpr int kSchemaVersion = 5;\n")
+    write("results/SCHEMA.md", "# Results, schema version 4\n" if planted else "# Results, schema version 5\n")
     write("CMakeLists.txt", "add_executable(tool src/here.cpp)\n")
     write("src/here.hpp", "#pragma once\n")
     write("README.md", GOOD + (PLANTED[0] if planted else ""))
@@ -30,7 +35,8 @@ def tree(root, planted):
 
 failures = []
 for planted, want_code, want in ((False, 0, []),
-                                 (True, 1, ["binary nope", "src/missing.hpp", "ghost_fn", "gone.hpp"])):
+                                 (True, 1, ["binary nope", "src/missing.hpp", "ghost_fn", "gone.hpp", "gone_registry.cpp",
+                                          "states schema version 4"])):
     with tempfile.TemporaryDirectory() as root:
         tree(root, planted)
         p = subprocess.run([sys.executable, CHECKER, root], capture_output=True, text=True)

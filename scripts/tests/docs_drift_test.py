@@ -11,8 +11,11 @@ What is checked:
     an include folder; a bare file name (`sequencer.hpp`) must exist somewhere in the
     tree; `build/bin/NAME` must be a binary the build makes; `name(...)` in a code span
     must be a function some code line (not a comment) calls or defines;
-  - in comments of C++, CUDA and Python files: each word that is a path with a known
-    extension, or a bare header name (`foo.hpp`), must exist as above.
+  - in comments of C++, CUDA and Python files and of the .def lists: each word that is a
+    path with a known extension, or a bare header name (`foo.hpp`), must exist as above;
+  - the schema version a text states ("schema version N", "SCHEMA.md, version N" in
+    Markdown, SCHEMA_VERSION in the Python package) must be the one the C++ writes
+    (kSchemaVersion in results_file.hpp).
 A path with several parts may also be written from any folder of the tree
 (`blocks/moe_block.hpp` for layers/include/collscope/layers/blocks/moe_block.hpp).
 Placeholders (<...>, *, {...}, $VAR, DIR, FILE, N), paths outside the repository (/tmp,
@@ -33,7 +36,8 @@ CODE_EXTENSIONS = (".hpp", ".cpp", ".cu", ".cuh", ".h", ".py")
 # files written by runs or by users, named in the docs as examples, not shipped
 NOT_SHIPPED = re.compile(r"^(output|results?_?\w*\.h5$)|(^|/)(verdict|report|summary|benchmarks|"
                          r"predicted_rules|advisor|volume|accept|run|sweep|spec|model|fit|"
-                         r"layers|timeline|merged|out|old|new|a|b|x|my\w*|textbook_vs_theory|time_model|cluster|rank|"
+                         r"layers|noise|timeline|merged|out|old|new|a|b|x|my\w*|textbook_vs_theory|time_model|cluster|rank|"
+                         r"decision|validation|tune-sweep|tune-validate|"
                          r"\w+\.incomplete)\.(json|md|h5|jsonl|txt)$")
 
 
@@ -192,12 +196,42 @@ def check_comments(path):
             check_path(token, rel, lineno, line)
 
 
+SCHEMA_HEADER = "results/include/collscope/results/results_file.hpp"
+SCHEMA_PYTHON = "scripts/collscope/results.py"
+STATED_VERSION = re.compile(r"(?i)(?:schema version|SCHEMA\.md, version)\s+(\d+)")
+
+
+def written_schema_version():
+    """kSchemaVersion in the C++ (None in a tree without it)."""
+    if SCHEMA_HEADER not in REL:
+        return None
+    m = re.search(r"kSchemaVersion\s*=\s*(\d+)", open(os.path.join(ROOT, SCHEMA_HEADER)).read())
+    return int(m.group(1)) if m else None
+
+
+def check_schema_versions(version):
+    for f in FILES:
+        rel = os.path.relpath(f, ROOT)
+        if not rel.endswith(".md") and rel != SCHEMA_PYTHON:
+            continue
+        for lineno, line in enumerate(open(f, errors="replace"), 1):
+            stated = STATED_VERSION.findall(line) if rel.endswith(".md") else \
+                re.findall(r"^SCHEMA_VERSION\s*=\s*(\d+)", line)
+            for v in stated:
+                checked.add(f"schema version {v}")
+                if int(v) != version:
+                    misses.append(f"{rel}:{lineno}: states schema version {v}; "
+                                  f"the build writes {version} ({SCHEMA_HEADER})")
+
+
 for f in FILES:
     rel = os.path.relpath(f, ROOT)
     if rel.endswith(".md"):
         check_markdown(f)
-    elif rel.endswith(CODE_EXTENSIONS) or is_script(f):
+    elif rel.endswith(CODE_EXTENSIONS + (".def",)) or is_script(f):
         check_comments(f)
+if written_schema_version() is not None:
+    check_schema_versions(written_schema_version())
 
 if LIST:
     print("\n".join(sorted(checked)))

@@ -11,8 +11,9 @@
 // that memory), and times a call as run() + synchronize(): synchronize() returns at
 // once on the host and waits for the stream on a device. queue() names the stream, for
 // work the caller puts beside a call (a layer's compute). What every executor does around
-// its operations (scratch, step reports, counting) is written once (executor_sink.hpp,
-// device/stream_work.hpp).
+// its operations (scratch, step reports, counting, buffers, tags) is written once, and
+// every executor's messages, replays included, pass through it (executor_sink.hpp;
+// device/stream_work.hpp for the two executors on a stream).
 //
 // Every executor counts the messages it hands to the wire with the same Traffic code,
 // at the moment it hands them over: that is the *counted* volume, which must equal the

@@ -4,10 +4,11 @@
 //
 // A call run with a key is recorded as it is issued (up to kMaxRecorded operations)
 // and kept (the last kKept calls); the same call again is replayed from the recording:
-// the same operations in the same order, counted the same way, without making the
-// schedule again. A benchmark's thousands of identical small calls then pay for the
-// schedule once, the way persistent collectives do; a long pipelined call is not kept
-// (its steps cost nothing beside its data).
+// the same operations in the same order, through the same sink (executor_sink.hpp:
+// bound, counted and tagged the same way), without making the schedule again. A
+// benchmark's thousands of identical small calls then pay for the schedule once, the
+// way persistent collectives do; a long pipelined call is not kept (its steps cost
+// nothing beside its data).
 #pragma once
 
 #include <array>
@@ -22,7 +23,7 @@
 
 namespace collscope {
 
-template <class Ex>
+template <class Ex, class Call>
 struct ExecutorSink;
 
 class HostExecutor final : public Executor {
@@ -44,9 +45,10 @@ class HostExecutor final : public Executor {
   std::uint64_t replays() const { return replays_; }  // calls replayed so far
 
  private:
-  friend struct ExecutorSink<HostExecutor>;
-  friend struct RecordingSink;
   struct Recording;  // host_executor.cpp
+  friend struct ExecutorSink<HostExecutor, Plan>;       // run()
+  friend struct ExecutorSink<HostExecutor, Recording>;  // replay()
+  friend struct RecordingSink;
 
   // What the sink (executor_sink.hpp) issues: messages to the transport, local ops to
   // the host reducer.

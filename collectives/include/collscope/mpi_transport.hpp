@@ -10,8 +10,12 @@
 
 namespace collscope {
 
-// Why this MPI library cannot take device pointers, or "" when it can: asked at run time
-// (MPIX_Query_cuda_support, Open MPI's extension), never assumed from the build.
+// Whether this MPI library takes device pointers: "yes", "no", or "unknown" when it has no
+// way to say (no MPIX_Query_cuda_support). Asked at run time (Open MPI's extension), never
+// assumed from the build.
+std::string mpi_cuda_aware();
+
+// Why this MPI library cannot take device pointers, or "" when it can (mpi_cuda_aware()).
 std::string mpi_device_memory_refusal();
 
 class MpiTransport final : public Transport {

@@ -21,6 +21,10 @@
 
 namespace collscope {
 
+// The memory types the UCX context of this process supports, as UCX names them
+// ("host,cuda,cuda_managed"): set when a UcxTransport is made, "" before.
+std::string ucx_context_memory_types();
+
 class UcxTransport final : public Transport {
  public:
   explicit UcxTransport(MPI_Comm comm);  // collective over comm

@@ -28,7 +28,7 @@ import sys
 import time
 
 from collscope.accept import gpu_cases
-from collscope.paths import ROOT
+from collscope.paths import ROOT, SCRIPTS   # SCRIPTS: python/ in a GPU bundle
 
 
 def step(name, fn):
@@ -66,7 +66,7 @@ def accept_case(args, name):
 
 def reference(args):
     out = os.path.join(args.out, "reference-gpu-spec.json")
-    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "accept-reference"), os.path.join(args.out, "none")],
+    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "accept-reference"), os.path.join(args.out, "none")],
                        capture_output=True, text=True)
     if p.returncode == 0:
         with open(out, "w") as f:
@@ -78,7 +78,7 @@ def reference(args):
 
 
 def repeat(args):
-    cmd = [sys.executable, os.path.join(ROOT, "scripts", "accept-repeat"), "--runs", str(args.repeat_runs),
+    cmd = [sys.executable, os.path.join(SCRIPTS, "accept-repeat"), "--runs", str(args.repeat_runs),
            "--cases", "gpu_memory_4,gpu_none_4", "--bin-dir", args.bin_dir] + ([] if args.emulated else ["--real-gpu"])
     p = subprocess.run(cmd, capture_output=True, text=True)
     with open(os.path.join(args.out, "accept-repeat.log"), "w") as f:

@@ -35,6 +35,7 @@ import sys
 import tempfile
 
 from collscope import algorithms
+from collscope import stats
 from collscope.command_line import join_command_line_values, launch, split_words
 from collscope.model import accuracy as acc
 from collscope.paths import ROOT, SCRIPTS   # scripts/fit-model (in a GPU bundle: python/fit-model)
@@ -141,7 +142,8 @@ def run(a, binary, model, out_file):
 
 
 def measure(a, models, out):
-    """{(collective, algorithm, bytes): {"measured": [us...], "predicted": {model: us}}}"""
+    """{(collective, algorithm, bytes): {"measured": [us...], "predicted": {model: us},
+    "rounds": {repeat: [that run's times_us]}}}"""
     repeats = max(a.repeats, len(models))
     cells = {}
     for k in range(repeats):
@@ -151,8 +153,9 @@ def measure(a, models, out):
         for binary in a.binaries:
             for r in run(a, binary, model, os.path.join(out, "runs.jsonl")):
                 key = (r["collective"], r["algorithm"], r["bytes"])
-                c = cells.setdefault(key, {"measured": [], "predicted": {}})
+                c = cells.setdefault(key, {"measured": [], "predicted": {}, "rounds": {}})
                 c["measured"].append(r["time_us"])
+                c["rounds"][k] = [t for t in r.get("times_us") or [r["time_us"]] if t > 0]
                 if r.get("predicted_us") is not None:
                     c["predicted"][model] = r["predicted_us"]
     return cells
@@ -174,10 +177,27 @@ def rows_of(cells, model, reference=None):
             continue
         spread = (statistics.median(abs(t - measured) for t in c["measured"]) * 1.4826 /
                   measured if measured > 0 else 0.0)
-        rows.append({"collective": coll, "algorithm": algo, "bytes": nbytes,
-                     "measured_us": measured, "predicted_us": c["predicted"][model],
-                     "ratio": c["predicted"][model] / base, "spread": spread})
+        row = {"collective": coll, "algorithm": algo, "bytes": nbytes,
+               "measured_us": measured, "predicted_us": c["predicted"][model],
+               "ratio": c["predicted"][model] / base, "spread": spread}
+        if reference is None:
+            row.update(ratio_interval(c["predicted"][model], c.get("rounds", {}), nbytes))
+        rows.append(row)
     return rows
+
+
+def ratio_interval(predicted, rounds, nbytes):
+    """{"ratio_low", "ratio_high", "miss_beyond_noise"}: predicted / measured over the
+    measured median's 95 % interval (docs/statistics.md: the repeats' medians with 6
+    repeats or more, else each repeat's iterations), and whether all of that interval
+    lies outside the size's target band: a miss the noise cannot explain."""
+    mi = stats.median_interval_rounds(rounds)
+    if mi is None or mi[1] <= 0:
+        return {"ratio_low": None, "ratio_high": None, "miss_beyond_noise": False}
+    low, high = predicted / mi[2], predicted / mi[1]
+    tolerance = acc.BANDS[acc.band_of(nbytes)][2]
+    beyond = high < 1 - tolerance or low > 1 + tolerance
+    return {"ratio_low": low, "ratio_high": high, "miss_beyond_noise": beyond}
 
 
 def print_table(header, body):
@@ -211,6 +231,10 @@ def report_accuracy(rows, model, repeats):
         f"{acc.band_label(b)}: {m:.2f} ({x:.2f})" for b, (m, x) in acc.overall(summary).items()))
     outside, total = outside_count(summary)
     print(f"cells outside their target: {outside} of {total}")
+    beyond = [r for r in rows if r.get("miss_beyond_noise")]
+    print(f"rows whose prediction misses its band's target beyond the measurement noise "
+          f"(the {stats.LEVEL:.0%} interval of predicted / measured wholly outside it): "
+          f"{len(beyond)} of {len(rows)}")
     print(f"measurement noise (relative robust SD of {repeats} repeats per size): "
           f"{noise_text(rows)}")
     return summary

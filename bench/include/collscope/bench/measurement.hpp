@@ -44,7 +44,20 @@ struct Measurement {
 
   std::vector<double> times_us;  // per iteration: the ranks' times combined (ranks)
   double time_us = 0, time_us_min = 0, time_us_max = 0;  // median, min, max
+  double time_us_p25 = 0, time_us_p75 = 0;                // quartiles
+  // (p75 - p25) / median; NaN (JSON null) with too few iterations to tell (program/stats.hpp).
+  double time_spread = std::numeric_limits<double>::quiet_NaN();
+  double noise_threshold = 0;  // --noise-threshold: time_spread above it makes the row noisy
+  bool noisy = false;
+  int round = -1;  // --round: the sweep round this row belongs to, -1 none
   double algbw_gbps = 0, busbw_gbps = 0;
+  // Device memory: how the ranks shared their GPUs (collscope/runtime/gpu_sharing.hpp):
+  // "exclusive", "time_sliced" or "mps"; "" on host memory.
+  std::string gpu_sharing;
+  // Vendor MPI rows: the Open MPI collective settings in effect (OMPI_MCA_coll_* of the
+  // environment, "name=value" joined by spaces: a forced coll_tuned algorithm, a rules
+  // file); "" when none.
+  std::string mpi_coll_params;
 
   // Per rank, for one call. measured: empty when the transport cannot see the traffic
   // (vendor collectives); theory: empty when unknown.
@@ -82,7 +95,8 @@ struct Measurement {
   double textbook_sent_bytes = std::numeric_limits<double>::quiet_NaN();
   std::string textbook_formula;  // e.g. "2(N-1)/N x D", "" if none
 
-  // Fills time_us, time_us_min, time_us_max, algbw_gbps, busbw_gbps from times_us.
+  // Fills the time statistics (median, min, max, quartiles, spread, noisy against
+  // noise_threshold), algbw_gbps and busbw_gbps from times_us.
   void summarise(double busbw_factor);
   // The rank that sent the most bytes (measured, else theory), or -1.
   int busiest_rank() const;

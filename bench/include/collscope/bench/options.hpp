@@ -7,8 +7,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "collscope/bench/gbench_flags.hpp"
 #include "collscope/runtime/backend.hpp"
 #include "collscope/types.hpp"
 #include "collscope/verify/splits.hpp"
@@ -77,6 +79,7 @@ struct Options {
   int graph_calls = 0;
   bool blocking = false;
   OutputFormat format = OutputFormat::table;
+  bool format_given = false;  // --format on the command line (--gbench owns stdout)
   std::string json_path;
   std::string output_path;  // -O: HDF5 results file to append to
   std::string model_path;   // --model: cost model file (collectives/model/MODEL.md)
@@ -94,6 +97,18 @@ struct Options {
   // monitoring slows every message of the run, small calls by more than 3%
   // (docs/vendor-volume.md has the figures).
   bool vendor_volume = false;
+  // --mca NAME=VALUE (repeatable): Open MPI's MCA parameter NAME for this run, set as
+  // OMPI_MCA_NAME in the process's environment before MPI_Init (where Open MPI reads it):
+  // what `mpirun --mca NAME VALUE` does, for launchers without --mca (srun, a sweep's
+  // task line). Other MPI libraries ignore the variables. Pairs in the order given.
+  std::vector<std::pair<std::string, std::string>> mca_params;
+  // A row is noisy when its relative interquartile range passes this (program/stats.hpp);
+  // round: the sweep round its rows belong to (-1: none), for sweeps repeated in rounds.
+  double noise_threshold = 0.2;
+  int round = -1;
+  // --gbench: Google Benchmark runs the timed part of each case (repetitions, aggregates,
+  // its reporters on rank 0; bench/gbench.hpp, docs/timing.md).
+  GbenchOptions gbench;
   bool show_help = false;
   std::string help_text;
 };
@@ -110,12 +125,13 @@ std::size_t parse_size(std::string_view text, std::string_view flag);
 // The message sizes of a sweep: min, min*f, ... up to max (max itself always included).
 std::vector<std::size_t> sweep_sizes(const Options& o);
 
-// -b -e -f -n -w -c, which pingpong shares: their text, the help's words for them, and
+// -b -e -f -n -w -c, --noise-threshold and --round, which pingpong shares: their text, the help's words for them, and
 // the flags added to `app` then parsed into `o` (with --check first, then the sizes).
 // Throws UsageError.
 struct SweepText {
   std::string min_bytes = "64", max_bytes = "16M";
   int check = 1;
+  std::string noise_threshold = "0.2", round = "-1";
 };
 struct SweepHelp {
   const char* size_examples;  // "64, 1K, 16M, 1G"
@@ -124,6 +140,12 @@ struct SweepHelp {
 };
 void add_sweep_options(CLI::App& app, const SweepHelp& help, SweepText& text, Options& o);
 void apply_sweep_options(const SweepText& text, Options& o);
+// --noise-threshold's value (above 0, at most 10) and --round's (a whole number; "-1":
+// none). Throw UsageError.
+double parse_noise_threshold(const std::string& text);
+int parse_round(const std::string& text);
+// --mca's value, NAME=VALUE, as (NAME, VALUE). Throws UsageError.
+std::pair<std::string, std::string> parse_mca_param(const std::string& text);
 
 // The words of --format, -t and --path as the command line gave them ("": --path not
 // given), which pingpong shares.

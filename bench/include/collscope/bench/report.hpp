@@ -17,12 +17,21 @@ struct RunInfo {
   std::vector<std::string> transport_env;
   int nranks = 1;
   const Options* options = nullptr;
+  // Why this run's figures may not be trusted (the machine, the GPUs' sharing), one line
+  // each: printed under the table's header.
+  std::vector<std::string> warnings;
+};
+
+// What the table's footer sums up.
+struct TableTotals {
+  int rows = 0, volume_mismatches = 0, noisy = 0;
+  std::uint64_t wrong = 0;
+  double busbw_sum = 0;
 };
 
 void print_table_header(std::ostream& os, const RunInfo& info);
 void print_table_row(std::ostream& os, const Measurement& m);
-void print_table_footer(std::ostream& os, int rows, std::uint64_t wrong_total,
-                        int volume_mismatches, double avg_busbw);
+void print_table_footer(std::ostream& os, const TableTotals& totals);
 
 nlohmann::json to_json(const Measurement& m);
 

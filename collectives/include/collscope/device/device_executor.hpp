@@ -38,7 +38,7 @@
 
 namespace collscope {
 
-template <class Ex>
+template <class Ex, class Call>
 struct ExecutorSink;
 
 enum class DevicePath { cuda_aware, staged, ipc };
@@ -97,7 +97,7 @@ class DeviceExecutor final : public Executor {
   device::Stream stream() const { return stream_; }
 
  private:
-  friend struct ExecutorSink<DeviceExecutor>;
+  friend struct ExecutorSink<DeviceExecutor, Plan>;
   // What the sink (executor_sink.hpp) issues: messages to the path, local ops as kernels.
   using Handle = int;
   void begin_step(const Plan& plan, const Step& s);

@@ -47,6 +47,10 @@ struct Info {
   int runtime_version = 0;      // cudaRuntimeGetVersion
   int multiprocessors = 0;
   bool emulated = false;
+  // The context is a client of an MPS server (cudaDevAttrMpsEnabled): the GPU runs its
+  // work beside other processes' instead of in time slices. The emulated device says so
+  // when CUDA_MPS_PIPE_DIRECTORY names a folder holding an MPS daemon's `control` pipe.
+  bool mps_client = false;
 };
 
 // An allocation made through Runtime::alloc: the IPC path exports it by id.

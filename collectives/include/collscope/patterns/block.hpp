@@ -27,6 +27,13 @@ inline Block block_range(std::size_t count, int nblocks, int first, int len) {
   return {a.offset, b.offset + b.count - a.offset};
 }
 
+// Part `i` of `parts` of block b, cut by the same rule, in elements of the vector.
+inline Block block_part(std::size_t count, int nblocks, int b, std::size_t i, std::size_t parts) {
+  const Block whole = block_of(count, nblocks, b);
+  const Block in = block_of(whole.count, static_cast<int>(parts), static_cast<int>(i));
+  return {whole.offset + in.offset, in.count};
+}
+
 // Address of a block's first element in a buffer of `elem`-byte elements.
 inline std::byte* at(void* base, Block b, std::size_t elem) {
   return static_cast<std::byte*>(base) + b.offset * elem;

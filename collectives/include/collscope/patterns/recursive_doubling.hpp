@@ -36,4 +36,16 @@ inline Block folded_range(std::size_t count, int nranks, int first, int len) {
   return block_range(count, nranks, lo, hi - lo);
 }
 
+// What the virtual blocks of the halving and the doubling are, in the schedules that
+// share those steps: the vector cut in p blocks (an allreduce or a reduce, whose
+// result is the whole vector: any cut will do), or in the N-block partition as above (a
+// reduce-scatter or an allgather, whose blocks are the ranks').
+enum class HdBlocks { pof2, folded };
+
+// Elements of virtual blocks [first, first + len) of the vector's cut `blocks`.
+inline Block hd_range(std::size_t count, int nranks, HdBlocks blocks, int first, int len) {
+  if (blocks == HdBlocks::pof2) return block_range(count, largest_pof2_at_most(nranks), first, len);
+  return folded_range(count, nranks, first, len);
+}
+
 }  // namespace collscope::patterns

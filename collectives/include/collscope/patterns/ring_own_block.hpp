@@ -6,6 +6,9 @@
 //   reduce-scatter step k: send block r-k-1, receive block r-k-2 and reduce it into
 //     the partial sum that goes out next step; the last step receives block r.
 //   allgather step k: send block r-k (own block first), receive block r-k-1.
+// The blocks depend on the rank only through the block it ends (reduce-scatter) or
+// starts (allgather) with, so the schedules' shared halves pass that block as `rank`:
+// with r+1 they are the allreduce's ring of ring.hpp.
 #pragma once
 
 #include "collscope/patterns/block.hpp"

@@ -19,7 +19,7 @@
 
 namespace collscope::results {
 
-inline constexpr int kSchemaVersion = 4;      // what this build writes (SCHEMA.md)
+inline constexpr int kSchemaVersion = 5;      // what this build writes (SCHEMA.md)
 inline constexpr int kOldestReadableVersion = 1;  // what it still reads
 
 class ResultsFile {

@@ -44,6 +44,8 @@ struct LayerOptions {
   // benchmarks' fields (its memory, transport and device ones only).
   bench::Options device;
   bool overlap = false;   // --overlap
+  double noise_threshold = 0.2;  // --noise-threshold (program/stats.hpp)
+  int round = -1;                // --round: the sweep round of the record, -1 none
   MemoryKind memory() const { return device.memory; }
   LayerShape shape;  // what the layer's own flags make of it (Layer::read_options)
   bool show_help = false;

@@ -49,6 +49,11 @@ struct LayerRecord {
   // 13.0.2"); rank 0's GPU ("" on host memory); --overlap.
   std::string memory = "host", path = "host", wait, device_runtime, gemm, gpu;
   bool overlap = false;
+  // How the ranks shared their GPUs ("" on host memory; collscope/runtime/gpu_sharing.hpp),
+  // the threshold that makes the record noisy (--noise-threshold) and its sweep round (--round).
+  std::string gpu_sharing;
+  double noise_threshold = 0.2;
+  int round = -1;
   // Per timed iteration, the slowest rank's (timeline.hpp): the passes, the compute
   // stream's busy time, the collectives' spans (their union), the part of them no compute
   // covered, and comm - exposed; the GEMMs' time on the compute stream.
