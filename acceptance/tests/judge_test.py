@@ -16,6 +16,7 @@ import tempfile
 import synthetic
 from synthetic import Cluster, blame_of, judge, spec
 
+from collscope.accept.evidence import link_report
 from collscope.accept.spec import ClassSpec, SpecError, load_model, load_spec, port_time
 from collscope.accept.stats import Outlier, decide, mad, median, robust_z
 from collscope.checks import check, failures
@@ -80,6 +81,11 @@ def test_blame():
     intra = [l for l in v["links"] if l["link"] == "h2"][0]
     check(intra["verdict"] == "pass", "slow host: its intra-node pair passes (the host's network, not its memory)")
     check([h["host"] for h in v["hosts"] if h["verdict"] == "fail"] == ["h2"], "slow host: only h2 fails")
+
+    # the report renders a peer judgement that a retest alone decided ({"verdict"} only)
+    v["links"][0]["bandwidth"]["peers"] = {"verdict": "fail"}
+    rows = link_report(v)
+    check(any("fail (retest)" in row for row in rows), "report: a retest-only judgement reads 'fail (retest)'")
 
     v = judge(Cluster().slow_rank(5, 0.25))
     check(blame_of(v) == [("rank", "rank 5")], f"slow rank 5 (every pair of it): rank 5 blamed ({blame_of(v)})")

@@ -224,6 +224,8 @@ def fmt(x, digits=4):
 def peer_cell(p):
     if not p or p.get("verdict") == "not judged":
         return "-"
+    if "of" not in p:   # no peer judgement, but a candidate's retest decided (README: verdict.json)
+        return f"{p['verdict']} (retest)"
     return f"{fmt(p.get('ratio'), 3)} x ({p['bad']}/{p['of']}) {p['verdict']}"
 
 
