@@ -70,11 +70,25 @@ std::string& memory_types_seen() {
   return types;
 }
 
+// UCX's names of its memory types, written here rather than read from UCX's own
+// ucs_memory_type_names: that array grows between releases (1.13 has 5 entries, 1.22 more),
+// and a binary built on one and run on the other would read a copy of the wrong size.
+// The values are UCX's (ucs/memory/memory_type.h), stable since 1.9; later ones by number.
+std::string memory_type_name(int t) {
+  switch (t) {
+    case UCS_MEMORY_TYPE_HOST: return "host";
+    case UCS_MEMORY_TYPE_CUDA: return "cuda";
+    case UCS_MEMORY_TYPE_CUDA_MANAGED: return "cuda-managed";
+    case UCS_MEMORY_TYPE_ROCM: return "rocm";
+    case UCS_MEMORY_TYPE_ROCM_MANAGED: return "rocm-managed";
+    default: return "type" + std::to_string(t);
+  }
+}
+
 std::string memory_type_names(std::uint64_t bits) {
   std::string out;
   for (int t = UCS_MEMORY_TYPE_HOST; t < UCS_MEMORY_TYPE_LAST; ++t)
-    if (bits & UCS_BIT(t))
-      out += (out.empty() ? "" : ",") + std::string(ucs_memory_type_names[t]);
+    if (bits & UCS_BIT(t)) out += (out.empty() ? "" : ",") + memory_type_name(t);
   return out;
 }
 

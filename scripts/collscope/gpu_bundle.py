@@ -2,16 +2,31 @@
 self-contained folder (at most 60 MiB) to copy there, source and run.
 
 usage: scripts/gpu-bundle [--out DIR] [--bin-dir DIR] [--with-tests]
+                          [--cuda-mpi] [--ucx] [--nccl] [--gpu-libs]
 
   --out DIR      the folder to write (default: build/gpu-bundle). Its parent must exist;
                  a previous bundle there is replaced, anything else is refused.
   --bin-dir DIR  the built binaries (default: build/bin)
   --with-tests   also pack the *_test unit tests (left out by default: they test the
                  build, not the node; ~40 MB unpacked, ~4 MiB more in the bundle)
+  --cuda-mpi     carry the CUDA-aware Open MPI of the GPU library cache (scripts/gpu-libs
+                 openmpi) instead of Debian's: same sonames, so the binaries run on it
+  --ucx          carry UCX with CUDA from the cache (scripts/gpu-libs ucx) instead of
+                 Debian's UCX 1.13, and its ucx_info and ucx_perftest
+  --nccl         carry the cache's NCCL (scripts/gpu-libs nccl): root/lib/libnccl.so.2,
+                 which the binaries then open (COLLSCOPE_NCCL_LIBRARY) before the node's
+  --gpu-libs     the three
+                 The cache is $COLLSCOPE_GPU_LIBS or ~/.cache/collscope/gpu-libs. What is
+                 carried is listed in root/etc/bundle-libs (cuda-mpi, ucx-cuda, nccl), which
+                 env.sh exports as COLLSCOPE_BUNDLE_LIBS for run-gpu-tests. When the
+                 bundle would be over the limit, NCCL goes in a second part, DIR.part2
+                 (payload-nccl.tar.xz): env.sh unpacks it from beside DIR, from DIR.part2,
+                 or from $COLLSCOPE_BUNDLE_PART2; each part is at most the limit.
 
 exit status: 0 written; 1 it could not be made (a library that does not resolve, a tool
-that failed, the bundle over 60 MiB, or over COLLSCOPE_GPU_BUNDLE_MAX_MIB when set); 2 bad usage (unknown option, a --bin-dir without
-collscope's binaries); 3 the output cannot be written (its parent is missing or not
+that failed, the bundle over 60 MiB, or over COLLSCOPE_GPU_BUNDLE_MAX_MIB when set, in one
+part or in two); 2 bad usage (unknown option, a --bin-dir without collscope's binaries, a
+--cuda-mpi, --ucx or --nccl the cache does not hold); 3 the output cannot be written (its parent is missing or not
 writable, or it is something other than a previous bundle). Every error is one line.
 
 What the folder holds (README.txt in it says the same to whoever unpacks it):
@@ -73,6 +88,7 @@ import sys
 import tempfile
 
 from collscope import algorithms
+from collscope.gpu_libs import cache as gpu_libs_cache
 from collscope.paths import PACKAGE, ROOT, SCRIPTS
 
 MAX_MIB = float(os.environ.get("COLLSCOPE_GPU_BUNDLE_MAX_MIB") or 60)
@@ -109,13 +125,18 @@ class Fail(Exception):
         self.code = code
 
 
+USAGE = "gpu-bundle [--out DIR] [--bin-dir DIR] [--with-tests] [--cuda-mpi] [--ucx] [--nccl] [--gpu-libs]"
+# The flags that carry a library of the GPU library cache: (cache name, word in bundle-libs).
+CARRY_FLAGS = {"--cuda-mpi": ("openmpi", "cuda-mpi"), "--ucx": ("ucx", "ucx-cuda"), "--nccl": ("nccl", "nccl")}
+
+
 def usage_error(msg):
-    raise Fail(2, msg + " (usage: gpu-bundle [--out DIR] [--bin-dir DIR] [--with-tests])")
+    raise Fail(2, f"{msg} (usage: {USAGE})")
 
 
 def parse_args(argv):
     opts = {"out": os.path.join(ROOT, "build", "gpu-bundle"), "bin_dir": os.path.join(ROOT, "build", "bin"),
-            "with_tests": False}
+            "with_tests": False, "carry": set()}
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -124,6 +145,10 @@ def parse_args(argv):
             sys.exit(0)
         if a == "--with-tests":
             opts["with_tests"] = True
+        elif a in CARRY_FLAGS:
+            opts["carry"].add(a)
+        elif a == "--gpu-libs":
+            opts["carry"].update(CARRY_FLAGS)
         elif a in ("--out", "--bin-dir") or a.startswith(("--out=", "--bin-dir=")):
             key, _, val = a.partition("=")
             if not _:
@@ -138,6 +163,62 @@ def parse_args(argv):
             usage_error(f"unknown argument '{a}'")
         i += 1
     return opts
+
+
+class Carried:
+    """The GPU libraries the bundle carries from the cache (scripts/gpu-libs): their prefixes
+    by cache name, and where Open MPI's and UCX's files come from (the cache's, or Debian's)."""
+
+    def __init__(self, flags):
+        self.prefix, self.words = {}, []
+        for flag in sorted(flags, key=list(CARRY_FLAGS).index):
+            name, word = CARRY_FLAGS[flag]
+            meta = gpu_libs_cache.load(name)
+            if not meta or (name == "openmpi" and not meta.get("cuda_aware")):
+                raise Fail(2, f"{flag}: the GPU library cache ({gpu_libs_cache.cache_dir()}) holds no "
+                              f"{'CUDA-aware Open MPI' if name == 'openmpi' else name}: build it with "
+                              f"scripts/gpu-libs {name}")
+            self.prefix[name] = gpu_libs_cache.prefix(name)
+            self.words.append(word)
+
+    def lib_path(self):
+        """LD_LIBRARY_PATH under which ldd resolves the binaries to the carried libraries."""
+        return ":".join(os.path.join(self.prefix[n], "lib") for n in ("openmpi", "ucx") if n in self.prefix)
+
+    def inside(self, path):
+        real = os.path.realpath(path)
+        return any(real.startswith(os.path.realpath(p) + "/") for p in self.prefix.values())
+
+    def ompi_bins(self):
+        d = os.path.join(self.prefix["openmpi"], "bin") if "openmpi" in self.prefix else "/usr/bin:/usr/local/bin"
+        return d, [n for n in OMPI_BINS]
+
+    def plugin_dirs(self):
+        dirs = list(PLUGIN_DIRS)
+        if "openmpi" in self.prefix:
+            dirs[0] = (os.path.join(self.prefix["openmpi"], "lib", "openmpi"), "ompi/lib/openmpi3", "*.so")
+        if "ucx" in self.prefix:
+            dirs[2] = (os.path.join(self.prefix["ucx"], "lib", "ucx"), "lib/ucx", "*.so.0")
+        return dirs
+
+    def data_dirs(self):
+        dirs = list(DATA_DIRS)
+        if "openmpi" in self.prefix:
+            ompi = self.prefix["openmpi"]
+            dirs[0:2] = [(os.path.join(ompi, "share", "openmpi"), "ompi/share/openmpi"), (os.path.join(ompi, "etc"),
+                                                                                          "ompi/etc")]
+        return dirs
+
+    def tools(self):
+        """(source, name in root/bin) of the carried libraries' own tools."""
+        if "ucx" not in self.prefix:
+            return []
+        return [(os.path.join(self.prefix["ucx"], "bin", t), t) for t in ("ucx_info", "ucx_perftest")
+                if os.path.exists(os.path.join(self.prefix["ucx"], "bin", t))]
+
+    def nccl_library(self):
+        return os.path.realpath(os.path.join(self.prefix["nccl"], "lib", "libnccl.so.2")) if "nccl" in self.prefix \
+            else None
 
 
 def is_elf(path):
@@ -175,9 +256,10 @@ def catalogue(bin_dir):
         raise Fail(2, f"--bin-dir {bin_dir}: {e}")
 
 
-def ldd(path):
-    """{soname: resolved path or None (not found)} of everything path loads."""
-    p = subprocess.run(["ldd", path], capture_output=True, text=True)
+def ldd(path, lib_path=""):
+    """{soname: resolved path or None (not found)} of everything path loads (LIB_PATH first)."""
+    env = dict(os.environ, LD_LIBRARY_PATH=lib_path) if lib_path else None
+    p = subprocess.run(["ldd", path], capture_output=True, text=True, env=env)
     out = {}
     for line in p.stdout.splitlines():
         m = re.match(r"\s*(\S+) => (.*?)(?: \(0x[0-9a-f]+\))?$", line)
@@ -186,7 +268,14 @@ def ldd(path):
     return out
 
 
+# A wheel's private copy of a library (auditwheel names it lib<name>-<8 hex>.so...): no node
+# has it, so it is packed even where it is of the GPU stack (UCX's wheel's libcudart).
+WHEEL_COPY = re.compile(r"^lib[\w+]+-[0-9a-f]{8}\.so")
+
+
 def packable(soname):
+    if WHEEL_COPY.match(soname):
+        return True
     return not BASE_LIBS.match(soname) and not GPU_LIBS.match(soname)
 
 
@@ -230,44 +319,52 @@ def copy_python_tools(stage, manifest):
         copy(os.path.join(ROOT, "acceptance", name), os.path.join(stage, "acceptance", name), manifest)
 
 
-def build(opts, stage):
-    """Fills stage/ (the bundle) with stage/root (then packed into the payload)."""
-    root = os.path.join(stage, "root")
-    manifest = []  # (path in the bundle, source)
-    names = pick_binaries(opts["bin_dir"], opts["with_tests"])
-    elves = []  # ELF files whose libraries must be packed, and whether a miss is fatal
-    for n in names:
+def stage_programs(opts, carried, root, manifest):
+    """The binaries, the catalogue, Open MPI's programs and the carried tools; the ELF files
+    whose libraries must be packed, each with whether a miss is fatal."""
+    elves = []
+    for n in opts["names"]:
         copy(os.path.join(opts["bin_dir"], n), os.path.join(root, "bin", n), manifest)
         elves.append((os.path.join(root, "bin", n), True))
     # The catalogue of algorithms where the Python tools look for it: beside bin/.
     copy(algorithms.catalogue_path(opts["bin_dir"]), os.path.join(root, algorithms.CATALOGUE), manifest)
-    for n in OMPI_BINS:
-        src = shutil.which(n, path="/usr/bin:/usr/local/bin")
+    ompi_dir, names = carried.ompi_bins()
+    for n in names:
+        src = shutil.which(n, path=ompi_dir)
         if not src:
-            raise Fail(1, f"Open MPI's {n} not found in /usr/bin (install openmpi-bin)")
+            raise Fail(1, f"Open MPI's {n} not found in {ompi_dir} (install openmpi-bin)")
         copy(src, os.path.join(root, "ompi", "bin", n), manifest)
         elves.append((os.path.join(root, "ompi", "bin", n), True))
-    xz = shutil.which("xz", path="/usr/bin:/bin")
-    if not xz:
-        raise Fail(1, "xz not found in /usr/bin (install xz-utils)")
-    copy(xz, os.path.join(stage, "tools", "xz"), manifest)
-    for src_dir, dst_dir, pattern in PLUGIN_DIRS:
+    for src, name in carried.tools():
+        copy(src, os.path.join(root, "bin", name), manifest)
+        elves.append((os.path.join(root, "bin", name), True))
+    return elves
+
+
+def stage_plugins_and_data(carried, root, manifest):
+    """Open MPI's, PMIx's, UCX's and hwloc's plugins (ELF files, a miss not fatal) and data."""
+    elves = []
+    for src_dir, dst_dir, pattern in carried.plugin_dirs():
         for src in sorted(glob.glob(os.path.join(src_dir, pattern))):
             dst = os.path.join(root, dst_dir, os.path.basename(src))
             copy(src, dst, manifest)
             elves.append((dst, False))
-    for src_dir, dst_dir in DATA_DIRS:
+    for src_dir, dst_dir in carried.data_dirs():
         if not os.path.isdir(src_dir):
             raise Fail(1, f"{src_dir} not found (Open MPI's or PMIx's data files)")
         for dirpath, _, files in os.walk(src_dir):
             for f in files:
                 src = os.path.join(dirpath, f)
                 copy(src, os.path.join(root, dst_dir, os.path.relpath(src, src_dir)), manifest)
+    return elves
 
-    # Every library those load, by soname (ldd gives the whole closure of each file).
+
+def stage_libraries(elves, carried, root, manifest):
+    """Every library the ELF files load, by soname (ldd gives each file's whole closure);
+    a plugin whose library does not resolve here is left out. ({soname: path}, dropped)."""
     libs, dropped = {}, []
     for path, fatal in elves:
-        deps = ldd(path)
+        deps = ldd(path, carried.lib_path())
         missing = [s for s, where in deps.items() if where is None and packable(s)]
         if missing:
             if fatal:
@@ -281,12 +378,11 @@ def build(opts, stage):
                 libs.setdefault(soname, where)
     for soname, where in sorted(libs.items()):
         copy(where, os.path.join(root, "lib", soname), manifest)
-    # xz's own library beside it, so the unpacking needs nothing from the node but sh and tar.
-    for soname, where in ldd(xz).items():
-        if where and packable(soname):
-            copy(where, os.path.join(stage, "tools", "lib", soname), manifest)
+    return libs, dropped
 
-    # PMIx's params file names its component directory: point it at the packed one.
+
+def stage_pmix_params(root):
+    """PMIx's params file names its component directory: point it at the packed one."""
     conf = f"{ARCH_LIB}/pmix2/share/pmix-mca-params.conf"
     os.makedirs(os.path.join(root, "pmix", "etc"), exist_ok=True)
     text = open(conf).read() if os.path.exists(conf) else ""
@@ -295,9 +391,14 @@ def build(opts, stage):
     with open(os.path.join(root, "pmix", "etc", "pmix-mca-params.conf"), "w") as f:
         f.write(text)
 
-    # The scripts: the variables and the wrappers in root/, env.sh and run-gpu-tests beside it.
+
+def stage_scripts(stage, root, carried, manifest):
+    """The variables and the wrappers in root/, env.sh and run-gpu-tests beside it, the
+    Python tools, and root/etc/bundle-libs (what the bundle carries)."""
     os.makedirs(os.path.join(root, "etc"), exist_ok=True)
     shutil.copy(os.path.join(FILES, "collscope-env.sh"), os.path.join(root, "etc", "collscope-env.sh"))
+    with open(os.path.join(root, "etc", "bundle-libs"), "w") as f:
+        f.write(" ".join(carried.words) + "\n")
     wrapper = os.path.join(FILES, "ompi-wrapper")
     for name, real in (("mpirun", "orterun"), ("mpiexec", "orterun"), ("orterun", "orterun"),
                        ("ompi_info", "ompi_info")):
@@ -309,6 +410,54 @@ def build(opts, stage):
         shutil.copy(os.path.join(FILES, name), os.path.join(stage, name))
     os.chmod(os.path.join(stage, "run-gpu-tests"), 0o755)
     copy_python_tools(stage, manifest)
+
+
+def pack(tree, payload, xz):
+    """TREE as one xz stream: a 32 MiB dictionary spans many binaries (their shared code packs
+    once); preset 1's fast match finder keeps it to seconds. Returns its id (sha256 prefix)."""
+    with open(payload, "wb") as out:
+        tar = subprocess.Popen(["tar", "-C", tree, "--owner=0", "--group=0", "--sort=name", "-cf", "-", "."],
+                               stdout=subprocess.PIPE)
+        x = subprocess.run([xz, "-T1", "--lzma2=preset=1,dict=32MiB", "-c"], stdin=tar.stdout, stdout=out)
+        tar.stdout.close()
+        if tar.wait() != 0 or x.returncode != 0:
+            raise Fail(1, "packing the payload failed (tar or xz)")
+    digest = hashlib.sha256(open(payload, "rb").read()).hexdigest()[:16]
+    with open(payload.replace(".tar.xz", ".id"), "w") as f:
+        f.write(digest + "\n")
+    return digest
+
+
+def stage_nccl(stage, carried, manifest):
+    """The carried NCCL as its own payload (payload-nccl.tar.xz, unpacked into root/lib), so it
+    can travel as a second part."""
+    lib = carried.nccl_library()
+    if not lib:
+        return None
+    tree = os.path.join(stage, "root-nccl")
+    copy(lib, os.path.join(tree, "lib", "libnccl.so.2"), manifest, note="NCCL, payload-nccl.tar.xz")
+    return tree
+
+
+def build(opts, stage):
+    """Fills stage/ (the bundle) with stage/root (then packed into the payload)."""
+    root = os.path.join(stage, "root")
+    manifest = []  # (path in the bundle, source)
+    carried = Carried(opts["carry"])
+    elves = stage_programs(opts, carried, root, manifest)
+    xz = shutil.which("xz", path="/usr/bin:/bin")
+    if not xz:
+        raise Fail(1, "xz not found in /usr/bin (install xz-utils)")
+    copy(xz, os.path.join(stage, "tools", "xz"), manifest)
+    elves += stage_plugins_and_data(carried, root, manifest)
+    libs, dropped = stage_libraries(elves, carried, root, manifest)
+    # xz's own library beside it, so the unpacking needs nothing from the node but sh and tar.
+    for soname, where in ldd(xz).items():
+        if where and packable(soname):
+            copy(where, os.path.join(stage, "tools", "lib", soname), manifest)
+    stage_pmix_params(root)
+    stage_scripts(stage, root, carried, manifest)
+    nccl_tree = stage_nccl(stage, carried, manifest)
     all_elves = [p for p, _ in elves if os.path.exists(p)] + [os.path.join(root, "lib", s) for s in libs]
     glibc = glibc_needed(all_elves)
     with open(os.path.join(root, "etc", "glibc-min"), "w") as f:
@@ -317,32 +466,27 @@ def build(opts, stage):
         for f in files:
             p = os.path.join(dirpath, f)
             os.chmod(p, os.stat(p).st_mode | stat.S_IWUSR)
-
-    # One xz stream: a 32 MiB dictionary spans many binaries (their shared code packs once);
-    # preset 1's fast match finder keeps it to seconds.
-    payload = os.path.join(stage, "payload.tar.xz")
-    with open(payload, "wb") as out:
-        tar = subprocess.Popen(["tar", "-C", root, "--owner=0", "--group=0", "--sort=name", "-cf", "-", "."],
-                               stdout=subprocess.PIPE)
-        x = subprocess.run([xz, "-T1", "--lzma2=preset=1,dict=32MiB", "-c"], stdin=tar.stdout, stdout=out)
-        tar.stdout.close()
-        if tar.wait() != 0 or x.returncode != 0:
-            raise Fail(1, "packing the payload failed (tar or xz)")
-    digest = hashlib.sha256(open(payload, "rb").read()).hexdigest()[:16]
-    with open(os.path.join(stage, "payload.id"), "w") as f:
-        f.write(digest + "\n")
-    unpacked = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(root) for f in fs)
+    digest = pack(root, os.path.join(stage, "payload.tar.xz"), xz)
+    if nccl_tree:
+        pack(nccl_tree, os.path.join(stage, "payload-nccl.tar.xz"), xz)
+    unpacked = sum(os.path.getsize(os.path.join(d, f)) for t in (root, nccl_tree) if t
+                   for d, _, fs in os.walk(t) for f in fs)
     shutil.rmtree(root)
+    if nccl_tree:
+        shutil.rmtree(nccl_tree)
+    write_manifest(stage, manifest, dropped, f"# collscope GPU bundle {digest}: {len(opts['names'])} binaries, "
+                   f"{len(libs)} libraries; carries {' '.join(carried.words) or 'no GPU libraries'}; unpacked "
+                   f"{unpacked / 2**20:.0f} MiB; needs glibc >= {glibc}")
+    return libs, dropped, carried
 
+
+def write_manifest(stage, manifest, dropped, title):
     with open(os.path.join(stage, "MANIFEST.txt"), "w") as f:
-        f.write(f"# collscope GPU bundle {digest}: {len(names)} binaries, {len(libs)} libraries; "
-                f"unpacked {unpacked / 2**20:.0f} MiB; needs glibc >= {glibc}\n")
-        f.write("# path in the bundle <- source\n")
+        f.write(title + "\n# path in the bundle <- source\n")
         for dst, src in sorted(manifest):
             f.write(f"{os.path.relpath(dst, stage)} <- {src}\n")
         for d in dropped:
             f.write(f"# left out, does not load here either: {d}\n")
-    return names, libs, dropped
 
 
 def du_bytes(path):
@@ -351,30 +495,63 @@ def du_bytes(path):
     return int(p.stdout.split()[0])
 
 
+def split_parts(stage, part2):
+    """The sizes of the one or two parts: where the whole is over the limit, NCCL's payload
+    moves to PART2 (a folder beside the bundle). Fail(1) where a part is still over it."""
+    limit = MAX_MIB * 2**20
+    size = du_bytes(stage)
+    nccl = os.path.join(stage, "payload-nccl.tar.xz")
+    if size <= limit or not os.path.exists(nccl):
+        if size > limit:
+            raise Fail(1, f"the bundle is {size / 2**20:.1f} MiB, over the {MAX_MIB:g} MiB limit")
+        return [size]
+    os.mkdir(part2)
+    for f in ("payload-nccl.tar.xz", "payload-nccl.id"):
+        os.rename(os.path.join(stage, f), os.path.join(part2, f))
+    sizes = [du_bytes(stage), du_bytes(part2)]
+    if max(sizes) > limit:
+        raise Fail(1, f"the bundle is {sizes[0] / 2**20:.1f} + {sizes[1] / 2**20:.1f} MiB in two parts, "
+                      f"a part over the {MAX_MIB:g} MiB limit")
+    return sizes
+
+
+def replace(stage, out):
+    if os.path.lexists(out):
+        shutil.rmtree(out)
+    os.rename(stage, out)
+
+
 def main(argv):
     opts = parse_args(argv)
     out = os.path.abspath(opts["out"])
     parent = os.path.dirname(out)
     if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
         raise Fail(3, f"cannot write {out}: {parent} is not a writable directory")
-    if os.path.lexists(out) and not (os.path.isdir(out) and (not os.listdir(out) or
-                                                             os.path.exists(os.path.join(out, "payload.id")))):
-        raise Fail(3, f"cannot write {out}: it exists and is not a collscope GPU bundle")
-    pick_binaries(opts["bin_dir"], opts["with_tests"])  # bad input before any work
+    for target, marker in ((out, "payload.id"), (out + ".part2", "payload-nccl.id")):
+        if os.path.lexists(target) and not (os.path.isdir(target) and (
+                not os.listdir(target) or os.path.exists(os.path.join(target, marker)))):
+            raise Fail(3, f"cannot write {target}: it exists and is not a collscope GPU bundle")
+    opts["names"] = pick_binaries(opts["bin_dir"], opts["with_tests"])  # bad input before any work
+    Carried(opts["carry"])
     stage = tempfile.mkdtemp(prefix=".gpu-bundle-", dir=parent)
+    part2 = stage + ".part2"
     os.chmod(stage, 0o755)
     try:
-        names, libs, dropped = build(opts, stage)
-        size = du_bytes(stage)
-        if size > MAX_MIB * 2**20:
-            raise Fail(1, f"the bundle is {size / 2**20:.1f} MiB, over the {MAX_MIB:g} MiB limit")
-        if os.path.lexists(out):
-            shutil.rmtree(out)
-        os.rename(stage, out)
+        libs, dropped, carried = build(opts, stage)
+        sizes = split_parts(stage, part2)
+        if len(sizes) == 2:
+            replace(part2, out + ".part2")
+        elif os.path.lexists(out + ".part2"):
+            shutil.rmtree(out + ".part2")   # a second part of an earlier bundle would not match
+        replace(stage, out)
     finally:
-        if os.path.exists(stage):
-            shutil.rmtree(stage, ignore_errors=True)
-    print(f"wrote {out}: {size / 2**20:.1f} MiB, {len(names)} binaries, {len(libs)} libraries"
+        for d in (stage, part2):
+            if os.path.exists(d):
+                shutil.rmtree(d, ignore_errors=True)
+    parts = " + ".join(f"{x / 2**20:.1f} MiB" for x in sizes) + (" (two parts: also copy "
+                                                                 f"{os.path.basename(out)}.part2)" if len(sizes) == 2 else "")
+    print(f"wrote {out}: {parts}, {len(opts['names'])} binaries, {len(libs)} libraries"
+          + (f", carrying {' '.join(carried.words)}" if carried.words else "")
           + (f", {len(dropped)} plugins left out" if dropped else "")
           + f" (copy it to the node, then: source {os.path.basename(out)}/env.sh; {os.path.basename(out)}/run-gpu-tests)")
 

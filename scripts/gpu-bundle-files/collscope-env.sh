@@ -37,6 +37,20 @@ export PMIX_MCA_mca_base_component_path="$_cb_r/pmix/lib/pmix"
 export UCX_MODULE_DIR="$_cb_r/lib/ucx"
 export HWLOC_PLUGINS_PATH="$_cb_r/lib/hwloc"
 
+# The GPU libraries carried (gpu-bundle --cuda-mpi, --ucx, --nccl): the words run-gpu-tests
+# plans its cuda_aware and multi-rank NCCL rows by. The carried NCCL is opened before the
+# node's; without its unpacked part, "nccl" is not claimed.
+COLLSCOPE_BUNDLE_LIBS=
+for _cb_w in $(cat "$_cb_r/etc/bundle-libs" 2>/dev/null); do
+    if [ "$_cb_w" != nccl ] || [ -e "$_cb_r/lib/libnccl.so.2" ]; then
+        COLLSCOPE_BUNDLE_LIBS="${COLLSCOPE_BUNDLE_LIBS:+$COLLSCOPE_BUNDLE_LIBS }$_cb_w"
+    fi
+done
+export COLLSCOPE_BUNDLE_LIBS
+if [ -e "$_cb_r/lib/libnccl.so.2" ]; then
+    export COLLSCOPE_NCCL_LIBRARY="$_cb_r/lib/libnccl.so.2"
+fi
+
 # As scripts/mpi-env: more ranks than cores (several ranks share one GPU), ranks yield the
 # CPU while they wait, and mpirun may run as root (containers).
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
@@ -48,4 +62,4 @@ fi
 if ! command -v ssh >/dev/null 2>&1 && ! command -v rsh >/dev/null 2>&1; then
     export OMPI_MCA_plm_rsh_agent=false
 fi
-unset _cb_r _cb_v; unset -f _cb_prepend
+unset _cb_r _cb_v _cb_w; unset -f _cb_prepend

@@ -5,7 +5,8 @@
 # $COLLSCOPE_BUNDLE_UNPACK_DIR when set), with the bundle's own xz: the node needs only sh,
 # tar and coreutils. Then it sets PATH, LD_LIBRARY_PATH and the Open MPI, PMIx, UCX and
 # hwloc variables (root/etc/collscope-env.sh), and exports COLLSCOPE_BUNDLE (this folder)
-# and COLLSCOPE_BUNDLE_ROOT (the unpacked root). Under a shell other than bash or zsh,
+# and COLLSCOPE_BUNDLE_ROOT (the unpacked root), and COLLSCOPE_BUNDLE_LIBS (the GPU
+# libraries it carries: cuda-mpi, ucx-cuda, nccl; root/etc/bundle-libs). Under a shell other than bash or zsh,
 # set COLLSCOPE_BUNDLE to this folder first, or source it from this folder.
 # Returns (does not exit) 1 with one line on stderr when it cannot unpack.
 
@@ -52,7 +53,34 @@ _cb_unpack() {
     fi
     COLLSCOPE_BUNDLE_ROOT=$(cd "$_cb_root" && pwd -P)
     export COLLSCOPE_BUNDLE="$_cb_b" COLLSCOPE_BUNDLE_ROOT
+    _cb_unpack_nccl
     return 0
+}
+
+# The carried NCCL (gpu-bundle --nccl) may travel as a second part: payload-nccl.tar.xz beside
+# this file, in the folder $COLLSCOPE_BUNDLE_PART2, or in <bundle>.part2. Unpacked into
+# root/lib once per part (root/.payload-nccl-id). A bundle that carries NCCL without the part
+# says so in one line and goes on without it (run-gpu-tests then plans no NCCL rows).
+_cb_unpack_nccl() {
+    grep -qw nccl "$COLLSCOPE_BUNDLE_ROOT/etc/bundle-libs" 2>/dev/null || return 0
+    for _cb_p in "$_cb_b" "${COLLSCOPE_BUNDLE_PART2:-}" "$_cb_b.part2"; do
+        [ -n "$_cb_p" ] && [ -f "$_cb_p/payload-nccl.id" ] && break
+        _cb_p=
+    done
+    if [ -z "$_cb_p" ]; then
+        [ -f "$COLLSCOPE_BUNDLE_ROOT/.payload-nccl-id" ] && return 0
+        echo "collscope bundle: NCCL's part (payload-nccl.tar.xz) not found beside the bundle, in \$COLLSCOPE_BUNDLE_PART2 or in $_cb_b.part2: going on without the carried NCCL" >&2
+        return 0
+    fi
+    _cb_id2=$(cat "$_cb_p/payload-nccl.id")
+    [ "$(cat "$COLLSCOPE_BUNDLE_ROOT/.payload-nccl-id" 2>/dev/null)" = "$_cb_id2" ] && return 0
+    if LD_LIBRARY_PATH="$_cb_b/tools/lib" "$_cb_b/tools/xz" -dc "$_cb_p/payload-nccl.tar.xz" \
+            | tar -xf - -C "$COLLSCOPE_BUNDLE_ROOT"; then
+        echo "$_cb_id2" > "$COLLSCOPE_BUNDLE_ROOT/.payload-nccl-id"
+    else
+        rm -f "$COLLSCOPE_BUNDLE_ROOT/lib/libnccl.so.2"
+        echo "collscope bundle: unpacking $_cb_p/payload-nccl.tar.xz failed (disk space?): going on without the carried NCCL" >&2
+    fi
 }
 
 if _cb_unpack; then
@@ -68,11 +96,11 @@ if _cb_unpack; then
             echo "collscope bundle: warning: this node has glibc $_cb_have; the bundle needs $_cb_need or newer" >&2
         fi
     fi
-    unset _cb_self _cb_b _cb_id _cb_root _cb_tmp _cb_need _cb_have _cb_n1 _cb_n2 _cb_h1 _cb_h2
-    unset -f _cb_unpack
+    unset _cb_self _cb_b _cb_id _cb_root _cb_tmp _cb_need _cb_have _cb_n1 _cb_n2 _cb_h1 _cb_h2 _cb_p _cb_id2
+    unset -f _cb_unpack _cb_unpack_nccl
     true
 else
-    unset _cb_self _cb_b _cb_id _cb_root _cb_tmp
-    unset -f _cb_unpack
+    unset _cb_self _cb_b _cb_id _cb_root _cb_tmp _cb_p _cb_id2
+    unset -f _cb_unpack _cb_unpack_nccl
     false
 fi
