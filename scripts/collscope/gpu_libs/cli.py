@@ -28,6 +28,7 @@ CUDA toolkit); 3 the cache cannot be written. Every error is one line.
 """
 import argparse
 import os
+import signal
 import sys
 
 from collscope.gpu_libs import cache, nccl, openmpi, ucx
@@ -84,7 +85,12 @@ def list_cache():
         print(f"{name:8} {m.get('version', '?'):8} {cache.mib(m.get('bytes', 0)):>10}  {extra}  <- {m.get('source')}")
 
 
+def terminated(signum, frame):
+    raise KeyboardInterrupt   # SIGTERM (timeout, a batch system) cleans up as Ctrl-C does
+
+
 def main(argv=None):
+    signal.signal(signal.SIGTERM, terminated)
     try:
         args = parser().parse_args(argv)
         if args.what == "list":
