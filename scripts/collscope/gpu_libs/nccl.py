@@ -46,6 +46,24 @@ def gencode(archs):
     return " ".join(f"-gencode=arch=compute_{a},code=sm_{a}" for a in archs)
 
 
+def toolkit_without_nccl(cuda, work):
+    """CUDA_HOME for the build: CUDA 13's toolkit ships NCCL's own headers (nccl.h,
+    nccl_device/, of 2.28) in its include/, where the compiler finds them before the tree's
+    and the build fails on names 2.28 lacks. A folder of links to the toolkit with those
+    left out of include/ takes its place."""
+    if not any(n.startswith("nccl") for n in os.listdir(os.path.join(cuda, "include"))):
+        return cuda
+    view = os.path.join(work, "cuda")
+    os.makedirs(os.path.join(view, "include"))
+    for n in os.listdir(cuda):
+        if n != "include":
+            os.symlink(os.path.join(os.path.realpath(cuda), n), os.path.join(view, n))
+    for n in os.listdir(os.path.join(cuda, "include")):
+        if not n.startswith("nccl"):
+            os.symlink(os.path.join(os.path.realpath(cuda), "include", n), os.path.join(view, "include", n))
+    return view
+
+
 def build(tree, archs, cuda, jobs):
     tree = os.path.abspath(tree)
     version = version_of(tree)
@@ -55,6 +73,7 @@ def build(tree, archs, cuda, jobs):
     open(log, "w").close()
     with cache.staging("nccl") as work:
         build_dir = os.path.join(work, "build")
+        cuda = toolkit_without_nccl(cuda, work)
         say(f"NCCL {'.'.join(map(str, version))} from {tree} for {', '.join('sm_' + a for a in archs)}")
         seconds = cache.run_step(f"make -j{jobs} src.build", [
             "make", "-C", tree, f"-j{jobs}", "src.build", f"BUILDDIR={build_dir}", f"CUDA_HOME={cuda}",
