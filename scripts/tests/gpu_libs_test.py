@@ -23,7 +23,8 @@
              within the limit; with the cache and the build tree hidden (a mount
              namespace), env.sh unpacks the parts, COLLSCOPE_BUNDLE_LIBS says what
              is carried ("cuda-mpi ucx-cuda nccl"), the carried ompi_info reports CUDA support,
-             ucx_info is the carried one, and allreduce_ring runs over MPI and UCX
+             ucx_info is the carried one, and allreduce_ring runs over MPI and UCX, and
+             over --path cuda_aware -t mpi on the emulated device (Debian's MPI refuses it)
 
 usage: gpu_libs_test.py GROUP BIN_DIR   exit 0 passed, 1 failed, 77 skipped
 """
@@ -307,7 +308,10 @@ def test_bundle(bin_dir):
                   'ompi_info --parsable --all | grep -c "mpi_built_with_cuda_support:value:true"\n'
                   'ucx_info -v | head -1\n'
                   'mpirun -np 2 allreduce_ring -b 8 -e 64K -f 8 -n 2 && '
-                  'mpirun -np 2 allreduce_ring -t ucx -b 8 -e 64K -f 8 -n 2\n')
+                  'mpirun -np 2 allreduce_ring -t ucx -b 8 -e 64K -f 8 -n 2 && '
+                  # the path Debian's Open MPI refuses (not CUDA-aware), on the emulated device
+                  'COLLSCOPE_DEVICE_EMULATION=1 mpirun -np 3 allreduce_ring -m device --path cuda_aware -t mpi '
+                  '-b 8 -e 64K -f 8 -n 2\n')
         hide = [cache.cache_dir(), os.path.dirname(os.path.abspath(bin_dir))]
         mounts = "".join(f'mount -t tmpfs none "{h}"\n' for h in hide)
         inner = f"env -i PATH=/usr/bin:/bin HOME=/root bash -c {shlex.quote(script)}"
@@ -319,8 +323,9 @@ def test_bundle(bin_dir):
             p = run(["sh", "-c", inner], timeout=300)
             where = "(unshare -m not allowed: the cache and build tree not hidden)"
         o = p.stdout
-        check(p.returncode == 0 and o.count("wrong elements: 0 OK") == 2,
-              f"{where}: the bundle's mpirun runs allreduce_ring over MPI and UCX ({p.returncode}, "
+        check(p.returncode == 0 and o.count("wrong elements: 0 OK") == 3,
+              f"{where}: the bundle's mpirun runs allreduce_ring over MPI and UCX, and over --path "
+              f"cuda_aware -t mpi on the emulated device ({p.returncode}, "
               f"{p.stderr.strip()[-300:]!r})")
         check(f"LIBS={words}\n" in o and (("/lib/libnccl.so.2\n" in o) == ("nccl" in words)),
               f"env.sh: COLLSCOPE_BUNDLE_LIBS and COLLSCOPE_NCCL_LIBRARY say what is carried ({o[:200]!r})")
