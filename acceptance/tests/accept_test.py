@@ -18,7 +18,6 @@ import glob
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -192,16 +191,19 @@ def test_baseline():
     with tempfile.TemporaryDirectory() as d:
         first, second, third = (os.path.join(d, x) for x in ("first", "second", "third"))
         code, _, err = accept(FAST + ["--out", first])
+        # The first run is only the baseline: its figures, whatever its own verdict. Four
+        # ranks timed on two shared cores now and then leave one pair out of its peers'
+        # tolerance, confirmed by its retest, and that run exits 1 (twice in a row in one
+        # clean-clone run, even measured again). A failed run is a valid baseline
+        # (acceptance/README.md, --baseline), so exit 1 is allowed here and said.
         if code == 1:
-            # Four ranks timed on two cores that ctest shares with other tests: now and then
-            # one pair or rank falls out of its peers' tolerance and the run fails (2 of about
-            # 10 clean-clone runs). What this test checks is the baseline, so such a run is
-            # measured again once, and said so; a second failure fails the test.
             blamed = json.load(open(os.path.join(first, "verdict.json"))).get("blame")
-            print(f"note: the first run failed on this shared machine ({blamed}); measured again once")
-            shutil.rmtree(first)
-            code, _, err = accept(FAST + ["--out", first])
-        check(code in (0, 4), f"a first run (the baseline): exit 0 or 4 ({code}: {err.strip()[-200:]})")
+            print(f"note: the baseline run failed its own peer judgement on this shared machine ({blamed})")
+        links = json.load(open(os.path.join(first, "verdict.json"))).get("links", []) \
+            if os.path.exists(os.path.join(first, "verdict.json")) else []
+        check(code in (0, 1, 4) and len(links) == 6 and all(l["bandwidth"]["alone_median"] for l in links),
+              f"a first run (the baseline): exit 0, 1 or 4, every pair measured ({code}, {len(links)} pairs: "
+              f"{err.strip()[-200:]})")
         v = json.load(open(os.path.join(first, "verdict.json")))
         # Two 4-rank runs of 3 iterations on 2 shared cores differ by more than the default
         # 20 % on some pair now and then (2 of 6 pairs in one CI run): judged against itself,
