@@ -191,7 +191,7 @@ class Carried:
 
     def ompi_bins(self):
         d = os.path.join(self.prefix["openmpi"], "bin") if "openmpi" in self.prefix else "/usr/bin:/usr/local/bin"
-        return d, [n for n in OMPI_BINS]
+        return d, OMPI_BINS
 
     def plugin_dirs(self):
         dirs = list(PLUGIN_DIRS)
@@ -439,11 +439,10 @@ def stage_nccl(stage, carried, manifest):
     return tree
 
 
-def build(opts, stage):
+def build(opts, carried, stage):
     """Fills stage/ (the bundle) with stage/root (then packed into the payload)."""
     root = os.path.join(stage, "root")
     manifest = []  # (path in the bundle, source)
-    carried = Carried(opts["carry"])
     elves = stage_programs(opts, carried, root, manifest)
     xz = shutil.which("xz", path="/usr/bin:/bin")
     if not xz:
@@ -477,7 +476,7 @@ def build(opts, stage):
     write_manifest(stage, manifest, dropped, f"# collscope GPU bundle {digest}: {len(opts['names'])} binaries, "
                    f"{len(libs)} libraries; carries {' '.join(carried.words) or 'no GPU libraries'}; unpacked "
                    f"{unpacked / 2**20:.0f} MiB; needs glibc >= {glibc}")
-    return libs, dropped, carried
+    return libs, dropped
 
 
 def write_manifest(stage, manifest, dropped, title):
@@ -532,12 +531,12 @@ def main(argv):
                 not os.listdir(target) or os.path.exists(os.path.join(target, marker)))):
             raise Fail(3, f"cannot write {target}: it exists and is not a collscope GPU bundle")
     opts["names"] = pick_binaries(opts["bin_dir"], opts["with_tests"])  # bad input before any work
-    Carried(opts["carry"])
+    carried = Carried(opts["carry"])   # a library the cache lacks: refused before any work
     stage = tempfile.mkdtemp(prefix=".gpu-bundle-", dir=parent)
     part2 = stage + ".part2"
     os.chmod(stage, 0o755)
     try:
-        libs, dropped, carried = build(opts, stage)
+        libs, dropped = build(opts, carried, stage)
         sizes = split_parts(stage, part2)
         if len(sizes) == 2:
             replace(part2, out + ".part2")
