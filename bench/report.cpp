@@ -112,8 +112,19 @@ void print_table_footer(std::ostream& os, const TableTotals& t) {
      << fmt("%.3f", t.rows == 0 ? 0.0 : t.busbw_sum / t.rows) << " GB/s\n" << std::flush;
 }
 
-nlohmann::json to_json(const Measurement& m) {
-  nlohmann::json j;
+namespace {
+
+// NaN (not measured, no model) as JSON null.
+nlohmann::json or_null_if_nan(double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); }
+
+// An empty list (unknown) as JSON null.
+template <class T>
+nlohmann::json list_or_null(const std::vector<T>& v) {
+  return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v);
+}
+
+// What was run: the collective, its arguments and how it was called.
+void put_setup(nlohmann::json& j, const Measurement& m) {
   j["collective"] = m.collective;
   j["algorithm"] = m.algorithm;
   j["transport"] = m.transport;
@@ -143,12 +154,16 @@ nlohmann::json to_json(const Measurement& m) {
   j["blocking"] = m.blocking;
   j["vendor_call"] = m.vendor_call;
   if (!m.nccl_version.empty()) j["nccl_version"] = m.nccl_version;
+}
+
+// The times over the iterations and the bandwidths derived from them.
+void put_times(nlohmann::json& j, const Measurement& m) {
   j["time_us"] = m.time_us;
   j["time_us_min"] = m.time_us_min;
   j["time_us_max"] = m.time_us_max;
   j["time_us_p25"] = m.time_us_p25;
   j["time_us_p75"] = m.time_us_p75;
-  j["time_spread"] = std::isnan(m.time_spread) ? nlohmann::json(nullptr) : nlohmann::json(m.time_spread);
+  j["time_spread"] = or_null_if_nan(m.time_spread);
   j["noise_threshold"] = m.noise_threshold;
   j["noisy"] = m.noisy;
   j["round"] = m.round;
@@ -156,39 +171,40 @@ nlohmann::json to_json(const Measurement& m) {
   j["mpi_coll_params"] = m.mpi_coll_params;
   j["algbw_gbps"] = m.algbw_gbps;
   j["busbw_gbps"] = m.busbw_gbps;
-  j["sent_bytes"] = per_rank(m.measured, [](const RankVolume& r) { return r.sent_bytes; });
-  j["recv_bytes"] = per_rank(m.measured, [](const RankVolume& r) { return r.recv_bytes; });
-  j["sent_msgs"] = per_rank(m.measured, [](const RankVolume& r) { return r.sent_msgs; });
-  j["recv_msgs"] = per_rank(m.measured, [](const RankVolume& r) { return r.recv_msgs; });
-  j["theory_sent_bytes"] = per_rank(m.theory, [](const RankVolume& r) { return r.sent_bytes; });
-  j["theory_recv_bytes"] = per_rank(m.theory, [](const RankVolume& r) { return r.recv_bytes; });
-  j["theory_sent_msgs"] = per_rank(m.theory, [](const RankVolume& r) { return r.sent_msgs; });
-  j["theory_recv_msgs"] = per_rank(m.theory, [](const RankVolume& r) { return r.recv_msgs; });
-  j["traffic_bytes"] = m.traffic_bytes.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.traffic_bytes);
+}
+
+// Each rank's messages, measured (prefix "") or in theory (prefix "theory_").
+void put_rank_volumes(nlohmann::json& j, const std::string& prefix, const std::vector<RankVolume>& v) {
+  j[prefix + "sent_bytes"] = per_rank(v, [](const RankVolume& r) { return r.sent_bytes; });
+  j[prefix + "recv_bytes"] = per_rank(v, [](const RankVolume& r) { return r.recv_bytes; });
+  j[prefix + "sent_msgs"] = per_rank(v, [](const RankVolume& r) { return r.sent_msgs; });
+  j[prefix + "recv_msgs"] = per_rank(v, [](const RankVolume& r) { return r.recv_msgs; });
+}
+
+// Each rank's device copies, measured (prefix "") or in theory (prefix "theory_").
+void put_copies(nlohmann::json& j, const std::string& prefix, const std::vector<CopyVolume>& v) {
+  j[prefix + "copy_to_host_bytes"] = per_rank(v, [](const CopyVolume& c) { return c.to_host; });
+  j[prefix + "copy_to_device_bytes"] = per_rank(v, [](const CopyVolume& c) { return c.to_device; });
+  j[prefix + "copy_from_peer_bytes"] = per_rank(v, [](const CopyVolume& c) { return c.from_peer; });
+  j[prefix + "reduced_from_peer_bytes"] = per_rank(v, [](const CopyVolume& c) { return c.reduced_from_peer; });
+}
+
+// What was sent: per rank, between ranks (the traffic matrices) and between nodes.
+void put_volumes(nlohmann::json& j, const Measurement& m) {
+  put_rank_volumes(j, "", m.measured);
+  put_rank_volumes(j, "theory_", m.theory);
+  j["traffic_bytes"] = list_or_null(m.traffic_bytes);
   j["node_of_rank"] = m.node_of_rank;
   std::tie(j["sent_intra_node_bytes"], j["sent_inter_node_bytes"]) = intra_inter(m, m.traffic_bytes);
-  j["theory_traffic_bytes"] =
-      m.theory_traffic_bytes.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.theory_traffic_bytes);
+  j["theory_traffic_bytes"] = list_or_null(m.theory_traffic_bytes);
   std::tie(j["theory_sent_intra_node_bytes"], j["theory_sent_inter_node_bytes"]) =
       intra_inter(m, m.theory_traffic_bytes);
-  j["copy_to_host_bytes"] = per_rank(m.copies, [](const CopyVolume& c) { return c.to_host; });
-  j["copy_to_device_bytes"] = per_rank(m.copies, [](const CopyVolume& c) { return c.to_device; });
-  j["copy_from_peer_bytes"] = per_rank(m.copies, [](const CopyVolume& c) { return c.from_peer; });
-  j["reduced_from_peer_bytes"] =
-      per_rank(m.copies, [](const CopyVolume& c) { return c.reduced_from_peer; });
-  j["theory_copy_to_host_bytes"] =
-      per_rank(m.theory_copies, [](const CopyVolume& c) { return c.to_host; });
-  j["theory_copy_to_device_bytes"] =
-      per_rank(m.theory_copies, [](const CopyVolume& c) { return c.to_device; });
-  j["theory_copy_from_peer_bytes"] =
-      per_rank(m.theory_copies, [](const CopyVolume& c) { return c.from_peer; });
-  j["theory_reduced_from_peer_bytes"] =
-      per_rank(m.theory_copies, [](const CopyVolume& c) { return c.reduced_from_peer; });
-  if (!m.gpus.empty()) {
-    nlohmann::json gpus = nlohmann::json::array();
-    for (const std::string& g : m.gpus) gpus.push_back(nlohmann::json::parse(g));
-    j["gpus"] = gpus;  // the JSON lines only: HDF5 keeps them once per run, in /runs
-  }
+  put_copies(j, "", m.copies);
+  put_copies(j, "theory_", m.theory_copies);
+}
+
+// The verdicts: volume against theory, the vendor's algorithm, the data check, the model.
+void put_verdicts(nlohmann::json& j, const Measurement& m) {
   j["volume"] = volume_status(m);
   j["volume_source"] = m.volume_source;
   j["volume_witness"] = m.volume_witness;
@@ -200,11 +216,25 @@ nlohmann::json to_json(const Measurement& m) {
   j["first_bad_rank"] = m.first_bad_rank;
   j["first_bad_index"] = m.first_bad_index;
   j["times_us"] = m.times_us;
-  j["predicted_us"] = std::isnan(m.predicted_us) ? nlohmann::json(nullptr) : nlohmann::json(m.predicted_us);
+  j["predicted_us"] = or_null_if_nan(m.predicted_us);
   j["model"] = m.model;
-  j["textbook_sent_bytes"] = std::isnan(m.textbook_sent_bytes) ? nlohmann::json(nullptr)
-                                                                 : nlohmann::json(m.textbook_sent_bytes);
+  j["textbook_sent_bytes"] = or_null_if_nan(m.textbook_sent_bytes);
   j["textbook_formula"] = m.textbook_formula;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const Measurement& m) {
+  nlohmann::json j;
+  put_setup(j, m);
+  put_times(j, m);
+  put_volumes(j, m);
+  if (!m.gpus.empty()) {
+    nlohmann::json gpus = nlohmann::json::array();
+    for (const std::string& g : m.gpus) gpus.push_back(nlohmann::json::parse(g));
+    j["gpus"] = gpus;  // the JSON lines only: HDF5 keeps them once per run, in /runs
+  }
+  put_verdicts(j, m);
   return j;
 }
 
