@@ -137,14 +137,142 @@ bool barrier_within(MPI_Comm comm, double seconds) {
   return completes_within(r, seconds);
 }
 
+std::vector<std::vector<std::uint64_t>> allgather_ids(MPI_Comm comm, const std::vector<std::uint64_t>& mine) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  int n = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(size)), displs(counts.size());
+  MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
+  int total = 0;
+  for (std::size_t q = 0; q < counts.size(); ++q) displs[q] = std::exchange(total, total + counts[q]);
+  std::vector<std::uint64_t> flat(static_cast<std::size_t>(total));
+  MPI_Allgatherv(mine.data(), n, MPI_UINT64_T, flat.data(), counts.data(), displs.data(),
+                 MPI_UINT64_T, comm);
+  std::vector<std::vector<std::uint64_t>> out(counts.size());
+  for (std::size_t q = 0; q < counts.size(); ++q)
+    out[q].assign(flat.begin() + displs[q], flat.begin() + displs[q] + counts[q]);
+  return out;
+}
+
+// The buffers this rank exported to its peers (held: freed for real only once every
+// peer unmapped them) and the peers' buffers it mapped, each once.
+class PeerBuffers {
+ public:
+  PeerBuffers(Runtime& rt, MPI_Comm comm) : rt_(rt), comm_(comm) {}
+
+  const MemHandle& exported(const Allocation& a) {
+    auto it = exported_.find(a.id);
+    if (it != exported_.end()) return it->second;
+    const MemHandle h = rt_.export_memory(a.base);
+    rt_.hold(a.id);  // peers may map it: freed for real only once they unmapped it
+    return exported_.emplace(a.id, h).first->second;
+  }
+
+  // `peer`'s allocation `allocation`, mapped here (kept until the peer frees it).
+  const std::byte* open(int peer, std::uint64_t allocation, const MemHandle& memory) {
+    const auto key = std::make_pair(peer, allocation);
+    auto it = opened_.find(key);
+    if (it == opened_.end()) it = opened_.emplace(key, rt_.open_memory(memory)).first;
+    return static_cast<const std::byte*>(it->second);
+  }
+
+  // Collective: the allocations this rank exported and has freed since are unmapped by
+  // every peer, then freed for real.
+  void release_retired() {
+    std::vector<std::uint64_t> mine;
+    for (const auto& [id, handle] : exported_)
+      if (rt_.retired(id)) mine.push_back(id);
+    const std::vector<std::vector<std::uint64_t>> all = allgather_ids(comm_, mine);
+    for (std::size_t q = 0; q < all.size(); ++q)
+      for (std::uint64_t id : all[q]) close(static_cast<int>(q), id);
+    MPI_Barrier(comm_);  // every peer has unmapped them
+    for (std::uint64_t id : mine) {
+      exported_.erase(id);
+      rt_.unhold(id);
+    }
+  }
+
+  void close_all() {
+    for (auto& [key, p] : opened_) rt_.close_memory(p);
+    opened_.clear();
+  }
+  // Only once every peer has closed its mappings of them.
+  void unhold_all() {
+    for (const auto& [id, handle] : exported_) rt_.unhold(id);
+  }
+
+  std::size_t mapped() const { return opened_.size(); }
+
+ private:
+  void close(int peer, std::uint64_t allocation) {
+    auto it = opened_.find({peer, allocation});
+    if (it == opened_.end()) return;
+    rt_.close_memory(it->second);
+    opened_.erase(it);
+  }
+
+  Runtime& rt_;
+  MPI_Comm comm_;
+  std::unordered_map<std::uint64_t, MemHandle> exported_;  // by allocation id, held
+  std::map<std::pair<int, std::uint64_t>, void*> opened_;  // (peer, allocation) -> mapping
+};
+
+// The flags this rank's stream waits for in a call, kept for the watchdog's sake.
+class FlagWaits {
+ public:
+  explicit FlagWaits(LinkContext ctx) : ctx_(ctx) {}
+
+  void begin_call() { awaited_.clear(); }
+
+  // The stream waits for a flag (on the emulated device, the host does: the watchdog
+  // then knows whom for).
+  void await(const std::uint64_t* flag, std::uint64_t value, int peer, bool is_recv) {
+    Progress& p = progress();
+    awaited_.push_back({flag, value, peer, is_recv, p.phase.load(std::memory_order_relaxed),
+                        p.step.load(std::memory_order_relaxed)});
+    p.wait_is_recv.store(is_recv, std::memory_order_relaxed);
+    p.wait_peer.store(peer, std::memory_order_relaxed);
+    ctx_.rt.wait_flag(ctx_.stream, flag, value);
+    p.wait_peer.store(-1, std::memory_order_relaxed);
+    ctx_.stream_busy = true;
+  }
+
+  // Names in progress() the first awaited flag not set yet.
+  void explain_stall() {
+    for (const Awaited& a : awaited_) {
+      if (ctx_.rt.read_flag(a.flag) == a.value) continue;
+      Progress& p = progress();
+      p.phase.store(a.phase, std::memory_order_relaxed);
+      p.step.store(a.step, std::memory_order_relaxed);
+      p.wait_is_recv.store(a.is_recv, std::memory_order_relaxed);
+      p.wait_peer.store(a.peer, std::memory_order_relaxed);
+      return;
+    }
+  }
+
+ private:
+  LinkContext ctx_;
+  std::vector<Awaited> awaited_;  // this call's
+};
+
+// Copies a message out of a peer's memory, with a kernel or the copy engine.
+void copy_from_peer(LinkContext& ctx, IpcCopy how, std::byte* into, const std::byte* from, std::size_t bytes) {
+  if (bytes == 0) return;
+  const bool kernel = how == IpcCopy::kernel || (how == IpcCopy::automatic && bytes < kKernelCopyBelow);
+  if (kernel) ctx.rt.copy_kernel(into, from, bytes, ctx.stream);
+  else ctx.rt.copy(into, from, bytes, CopyKind::device_to_device, ctx.stream);
+  ctx.copies.from_peer += bytes;
+}
+
 class IpcLink final : public Link {
  public:
   IpcLink(LinkContext ctx, std::unique_ptr<Transport> control, MPI_Comm comm, const DeviceOptions& options)
-      : ctx_(ctx), control_(std::move(control)), options_(options) {
+      : ctx_(ctx), control_(std::move(control)), options_(options), waits_(ctx) {
     MPI_Comm_dup(comm, &comm_);
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
     flags_ = std::make_unique<FlagPages>(ctx_.rt, comm_, rank_, size_);
+    buffers_ = std::make_unique<PeerBuffers>(ctx_.rt, comm_);
     sent_in_call_.assign(static_cast<std::size_t>(size_), 0);
     MPI_Barrier(comm_);  // every page is mapped before anyone writes to one
   }
@@ -154,7 +282,7 @@ class IpcLink final : public Link {
   void begin_call() override {
     ++call_;
     std::fill(sent_in_call_.begin(), sent_in_call_.end(), 0);
-    awaited_.clear();
+    waits_.begin_call();
   }
 
   int post_send(const CommOp& op, const std::byte* at, Tag tag) override {
@@ -169,7 +297,7 @@ class IpcLink final : public Link {
       m.control.allocation = a.id;
       m.control.offset = static_cast<std::uint64_t>(at - static_cast<std::byte*>(a.base));
       m.control.bytes = op.bytes;
-      m.control.memory = exported(a);
+      m.control.memory = buffers_->exported(a);
     }
     ctx_.rt.write_flag(ctx_.stream, flags_->ready(op.peer, rank_, m.control.slot), m.control.value);
     ctx_.stream_busy = true;
@@ -193,7 +321,7 @@ class IpcLink final : public Link {
     Message& m = messages_[h];
     wait_request(*control_, m.request, m.peer, m.recv);
     if (m.recv) take(m);
-    else await(flags_->done(rank_, m.peer, m.control.slot), m.control.value, m.peer, false);
+    else waits_.await(flags_->done(rank_, m.peer, m.control.slot), m.control.value, m.peer, false);
     messages_.give(h);
   }
 
@@ -215,44 +343,22 @@ class IpcLink final : public Link {
   // receives' rule) is copied after all, so the data is right and the counts tell.
   void end_call() override {
     for (const Pending& p : pending_) {
-      copy_from_peer(p.into, p.from, p.bytes);
+      copy_from_peer(ctx_, options_.ipc_copy, p.into, p.from, p.bytes);
       set_done(p);
     }
     pending_.clear();
     control_->quiesce();
   }
 
-  // Collective: the allocations this rank exported and has freed since are unmapped by
-  // every peer, then freed for real.
   void release_freed_buffers() override {
     ctx_.rt.synchronize(ctx_.stream);  // no copy of ours still reads a peer's buffer
     ctx_.stream_busy = false;
-    std::vector<std::uint64_t> mine;
-    for (const auto& [id, handle] : exported_)
-      if (ctx_.rt.retired(id)) mine.push_back(id);
-    const std::vector<std::vector<std::uint64_t>> all = allgather(mine);
-    for (int q = 0; q < size_; ++q)
-      for (std::uint64_t id : all[static_cast<std::size_t>(q)]) close(q, id);
-    MPI_Barrier(comm_);  // every peer has unmapped them
-    for (std::uint64_t id : mine) {
-      exported_.erase(id);
-      ctx_.rt.unhold(id);
-    }
+    buffers_->release_retired();
   }
 
-  std::size_t mapped_peer_buffers() const override { return opened_.size(); }
+  std::size_t mapped_peer_buffers() const override { return buffers_->mapped(); }
 
-  void explain_stall() override {
-    for (const Awaited& a : awaited_) {
-      if (ctx_.rt.read_flag(a.flag) == a.value) continue;
-      Progress& p = progress();
-      p.phase.store(a.phase, std::memory_order_relaxed);
-      p.step.store(a.step, std::memory_order_relaxed);
-      p.wait_is_recv.store(a.is_recv, std::memory_order_relaxed);
-      p.wait_peer.store(a.peer, std::memory_order_relaxed);
-      return;
-    }
-  }
+  void explain_stall() override { waits_.explain_stall(); }
 
  private:
   struct Message {
@@ -282,78 +388,20 @@ class IpcLink final : public Link {
       throw RuntimeError("ipc path: expected " + std::to_string(m.bytes) + " B from rank " +
                          std::to_string(m.peer) + ", its message announces " +
                          std::to_string(c.bytes) + " B");
-    await(flags_->ready(rank_, m.peer, c.slot), c.value, m.peer, true);
-    const Pending p{m.into, m.bytes ? open(m.peer, c) + c.offset : nullptr, m.bytes, m.peer, c.slot, c.value};
+    waits_.await(flags_->ready(rank_, m.peer, c.slot), c.value, m.peer, true);
+    const std::byte* from = m.bytes ? buffers_->open(m.peer, c.allocation, c.memory) + c.offset : nullptr;
+    const Pending p{m.into, from, m.bytes, m.peer, c.slot, c.value};
     if (m.consumed) {
       pending_.push_back(p);
       return;
     }
-    copy_from_peer(p.into, p.from, p.bytes);
+    copy_from_peer(ctx_, options_.ipc_copy, p.into, p.from, p.bytes);
     set_done(p);
-  }
-
-  void copy_from_peer(std::byte* into, const std::byte* from, std::size_t bytes) {
-    if (bytes == 0) return;
-    const bool kernel = options_.ipc_copy == IpcCopy::kernel ||
-                        (options_.ipc_copy == IpcCopy::automatic && bytes < kKernelCopyBelow);
-    if (kernel) ctx_.rt.copy_kernel(into, from, bytes, ctx_.stream);
-    else ctx_.rt.copy(into, from, bytes, CopyKind::device_to_device, ctx_.stream);
-    ctx_.copies.from_peer += bytes;
   }
 
   void set_done(const Pending& p) {
     ctx_.rt.write_flag(ctx_.stream, flags_->done(p.peer, rank_, p.slot), p.value);
     ctx_.stream_busy = true;
-  }
-
-  // The stream waits for a flag (on the emulated device, the host does: the watchdog
-  // then knows whom for).
-  void await(const std::uint64_t* flag, std::uint64_t value, int peer, bool is_recv) {
-    Progress& p = progress();
-    awaited_.push_back({flag, value, peer, is_recv, p.phase.load(std::memory_order_relaxed),
-                        p.step.load(std::memory_order_relaxed)});
-    p.wait_is_recv.store(is_recv, std::memory_order_relaxed);
-    p.wait_peer.store(peer, std::memory_order_relaxed);
-    ctx_.rt.wait_flag(ctx_.stream, flag, value);
-    p.wait_peer.store(-1, std::memory_order_relaxed);
-    ctx_.stream_busy = true;
-  }
-
-  const MemHandle& exported(const Allocation& a) {
-    auto it = exported_.find(a.id);
-    if (it != exported_.end()) return it->second;
-    const MemHandle h = ctx_.rt.export_memory(a.base);
-    ctx_.rt.hold(a.id);  // peers may map it: freed for real only once they unmapped it
-    return exported_.emplace(a.id, h).first->second;
-  }
-
-  const std::byte* open(int peer, const Control& c) {
-    const auto key = std::make_pair(peer, c.allocation);
-    auto it = opened_.find(key);
-    if (it == opened_.end()) it = opened_.emplace(key, ctx_.rt.open_memory(c.memory)).first;
-    return static_cast<const std::byte*>(it->second);
-  }
-
-  void close(int peer, std::uint64_t allocation) {
-    auto it = opened_.find({peer, allocation});
-    if (it == opened_.end()) return;
-    ctx_.rt.close_memory(it->second);
-    opened_.erase(it);
-  }
-
-  std::vector<std::vector<std::uint64_t>> allgather(const std::vector<std::uint64_t>& mine) {
-    int n = static_cast<int>(mine.size());
-    std::vector<int> counts(static_cast<std::size_t>(size_)), displs(counts.size());
-    MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, comm_);
-    int total = 0;
-    for (std::size_t q = 0; q < counts.size(); ++q) displs[q] = std::exchange(total, total + counts[q]);
-    std::vector<std::uint64_t> flat(static_cast<std::size_t>(total));
-    MPI_Allgatherv(mine.data(), n, MPI_UINT64_T, flat.data(), counts.data(), displs.data(),
-                   MPI_UINT64_T, comm_);
-    std::vector<std::vector<std::uint64_t>> out(counts.size());
-    for (std::size_t q = 0; q < counts.size(); ++q)
-      out[q].assign(flat.begin() + displs[q], flat.begin() + displs[q] + counts[q]);
-    return out;
   }
 
   // Every peer unmaps before anything is freed. A peer that is gone (the job is failing)
@@ -363,11 +411,10 @@ class IpcLink final : public Link {
     while (!ctx_.rt.idle(ctx_.stream) && std::chrono::steady_clock::now() < end)
       pause_between_polls(WaitPolicy::yield);
     const bool together = barrier_within(comm_, 10);
-    for (auto& [key, p] : opened_) ctx_.rt.close_memory(p);
-    opened_.clear();
+    buffers_->close_all();
     flags_->close_peers();
     if (together && barrier_within(comm_, 10)) {
-      for (const auto& [id, handle] : exported_) ctx_.rt.unhold(id);
+      buffers_->unhold_all();
       flags_->free();
     }
     MPI_Comm_free(&comm_);
@@ -379,13 +426,12 @@ class IpcLink final : public Link {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
   std::unique_ptr<FlagPages> flags_;
+  std::unique_ptr<PeerBuffers> buffers_;
+  FlagWaits waits_;
   std::uint64_t call_ = 0;
   std::vector<std::uint32_t> sent_in_call_;  // per peer
   Slots<Message> messages_;
   std::vector<Pending> pending_;
-  std::vector<Awaited> awaited_;  // this call's
-  std::unordered_map<std::uint64_t, MemHandle> exported_;    // by allocation id, held
-  std::map<std::pair<int, std::uint64_t>, void*> opened_;    // (peer, allocation) -> mapping
 };
 
 }  // namespace
