@@ -17,9 +17,10 @@ a change that is meant to move predictions, said so in its commit.
 import argparse
 import hashlib
 import os
-import re
 import subprocess
 import sys
+
+from collscope import algorithms as catalogue
 
 NS = "1,2,3,5,8,16,33"
 SIZES = ["-b", "1K", "-e", "1G", "-f", "1024"]
@@ -28,16 +29,16 @@ MODELS = ("collectives/model/example.json", "collectives/tests/data/cluster_mode
 GOLDEN = "collectives/tests/data/predict_golden.txt"
 
 
-def algorithms(source):
-    with open(os.path.join(source, "collectives/include/collscope/algorithms.def")) as f:
-        return [f"{c}_{n}" for c, n in
-                re.findall(r"^COLLSCOPE_ALGORITHM\((\w+), (\w+),", f.read(), re.M)]
+def hand_written(bin_dir):
+    """<collective>_<algorithm> of every hand-written entry, in the catalogue's order."""
+    return [f"{c}_{n}" for c, names in catalogue.load(bin_dir).hand_written().items()
+            for n in names]
 
 
-def groups(source):
+def groups(bin_dir):
     """(name, argv after the binary) for every group of rows."""
     for model in MODELS:
-        for algo in algorithms(source):
+        for algo in hand_written(bin_dir):
             for placement in ("out_of_place", "in_place"):
                 for rpn in ("1", "4"):
                     argv = [algo, "--model", model, "-N", NS, "--ranks-per-node", rpn] + SIZES
@@ -61,7 +62,7 @@ def main():
     args = ap.parse_args()
     binary = os.path.join(os.path.abspath(args.bin), "collscope_predict")
     golden_path = os.path.join(args.source, GOLDEN)
-    got = {name: (digest(binary, args.source, argv), argv) for name, argv in groups(args.source)}
+    got = {name: (digest(binary, args.source, argv), argv) for name, argv in groups(args.bin)}
     if args.write:
         with open(golden_path, "w") as f:
             f.write("# collectives/tests/predict_golden_test.py: SHA-256 of each group's\n"

@@ -9,9 +9,9 @@ Usage: predict_test.py --bin BUILD/bin --source SOURCE_DIR
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
+from collscope import algorithms as catalogue
 
 NS = "1,2,3,7,16,33,64"
 
@@ -24,9 +24,8 @@ def main():
     binary = os.path.join(args.bin, "collscope_predict")
     model = os.path.join(args.source, "collectives/model/example.json")
     wrapper = os.path.join(args.source, "scripts/predict")
-    with open(os.path.join(args.source, "collectives/include/collscope/algorithms.def")) as f:
-        algorithms = [f"{c}_{n}" for c, n in
-                      re.findall(r"^COLLSCOPE_ALGORITHM\((\w+), (\w+),", f.read(), re.M)]
+    algorithms = [f"{c}_{n}" for c, names in catalogue.load(args.bin).hand_written().items()
+                  for n in names]
     assert len(algorithms) >= 20, algorithms
     failures = []
 

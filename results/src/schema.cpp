@@ -1,5 +1,7 @@
 #include "schema.hpp"
 
+#include <iterator>
+
 namespace collscope::results {
 namespace {
 
@@ -288,10 +290,18 @@ const TableSpec& layer_table(int version) {
   });
 }
 
+std::vector<std::pair<std::string, std::string>> version1_renames(std::string_view group) {
+  if (group == "collective")
+    return {{"seed_sent_bytes", "textbook_sent_bytes"}, {"seed_formula", "textbook_formula"}};
+  std::vector<std::pair<std::string, std::string>> out;
+  if (group == "layer")
+    for (std::size_t i = 0; i < std::size(kLayerFigureColumns); ++i)
+      out.emplace_back(kLayerFigureColumnsV1[i], kLayerFigureColumns[i]);
+  return out;
+}
+
 nlohmann::json rename_version1_fields(nlohmann::json row) {
-  static const std::pair<const char*, const char*> renames[] = {
-      {"seed_sent_bytes", "textbook_sent_bytes"}, {"seed_formula", "textbook_formula"}};
-  for (const auto& [old_key, new_key] : renames) {
+  for (const auto& [old_key, new_key] : version1_renames("collective")) {
     const auto it = row.find(old_key);
     if (it == row.end()) continue;
     row[new_key] = *it;

@@ -7,6 +7,8 @@
 #include <hdf5.h>
 
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "collscope/results/results_file.hpp"
@@ -107,5 +109,7 @@ inline constexpr hsize_t kPoolChunk = 16384;  // elements
 // version 2 calls them "textbook_*" (docs/textbook-formulas.md). Decoding a version-1
 // row renames them, so readers see version 2's names.
 nlohmann::json rename_version1_fields(nlohmann::json row);
+// The (version 1, version 2) names of a group's renamed columns: "collective", "layer".
+std::vector<std::pair<std::string, std::string>> version1_renames(std::string_view group);
 
 }  // namespace collscope::results

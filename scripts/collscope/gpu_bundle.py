@@ -64,6 +64,7 @@ What the folder holds (README.txt in it says the same to whoever unpacks it):
   root/pmix/...         PMIx's components, help files and params (PMIX_*)
   root/etc/collscope-env.sh  the variables (env.sh and the wrappers source it)
   root/share/collscope/algorithms.json  the catalogue of algorithms (scripts/collscope/algorithms.py)
+  root/share/collscope/schema.json  the results schema (scripts/collscope/results.py)
 
 Open MPI 4.1 relocation: the installdirs "env" component reads OPAL_PREFIX and every
 OPAL_<DIR> variable and overrides the compiled-in paths (/usr, /usr/lib/x86_64-linux-
@@ -328,6 +329,10 @@ def stage_programs(opts, carried, root, manifest):
         elves.append((os.path.join(root, "bin", n), True))
     # The catalogue of algorithms where the Python tools look for it: beside bin/.
     copy(algorithms.catalogue_path(opts["bin_dir"]), os.path.join(root, algorithms.CATALOGUE), manifest)
+    # The results schema, beside it (scripts/collscope/results.py).
+    share = os.path.dirname(algorithms.catalogue_path(opts["bin_dir"]))
+    copy(os.path.join(share, "schema.json"), os.path.join(root, os.path.dirname(algorithms.CATALOGUE),
+                                                          "schema.json"), manifest)
     ompi_dir, names = carried.ompi_bins()
     for n in names:
         src = shutil.which(n, path=ompi_dir)

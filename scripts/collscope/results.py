@@ -1,6 +1,6 @@
-"""The layout of collscope results files (results/SCHEMA.md), stated once for Python:
-`report`, `merge` and `sweep` import it (the C++ writer states it once for C++, in
-results/src/schema.cpp).
+"""The layout of collscope results files (results/SCHEMA.md) for Python: `report`, `merge`
+and `sweep` import it. The C++ writer states the layout once (results/src/schema.cpp) and
+the build exports it as schema.json, which this module reads: it repeats none of it.
 
     from collscope import results as cr
     f = cr.open_results_file(path)            # cr.NotResults / cr.Unreadable on failure
@@ -23,35 +23,67 @@ oversubscribed, load_avg_1m, cpu_governor, busy_processes, machine_warnings) and
 MPI library and UCX take (mpi_cuda_aware, ucx_memory_types); to /run_gpus gpu_sharing and
 mps_client. Older files have none of these: `has_spread(version)` says whether they do.
 """
+import json
 import os
+import sys
 
 import h5py
 import numpy as np
 
-FORMAT_NAME = "collscope results"
-SCHEMA_VERSION = 5
-READABLE_VERSIONS = (1, 2, 3, 4, 5)
+from collscope import algorithms
+from collscope.paths import ROOT
+
+# The facts the C++ writer owns (results/src/schema.cpp), as the build exported them:
+# <build>/share/collscope/schema.json, beside algorithms.json (a GPU bundle packs it at the
+# same place under its root/).
+SCHEMA_FILE = os.path.join("share", "collscope", "schema.json")
+
+
+def schema_path():
+    """The build's (build/, or $COLLSCOPE_BUILD), else a GPU bundle's (<bundle>/root/)."""
+    build = os.path.join(os.path.dirname(algorithms.default_bin_dir()), SCHEMA_FILE)
+    bundle = os.path.join(ROOT, "root", SCHEMA_FILE)
+    return bundle if not os.path.exists(build) and os.path.exists(bundle) else build
+
+
+def _load_schema():
+    path = schema_path()
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit(f"collscope: error: no results schema at {path} (the build writes it: run "
+                 f"scripts/bootstrap): {getattr(e, 'strerror', None) or e}")
+
+
+SCHEMA = _load_schema()
+FORMAT_NAME = SCHEMA["format"]
+SCHEMA_VERSION = SCHEMA["version"]
+READABLE_VERSIONS = tuple(SCHEMA["readable_versions"])
+VENDOR_ALGORITHMS = set(SCHEMA["vendor_algorithms"])  # the library's own collective: no theory
 
 LAYER = "layer"  # the optional /layer group: rows, ranks, a pool and two child tables
-LAYER_POOLS = ("times_us",)
+LAYER_POOLS = tuple(SCHEMA["versions"][str(SCHEMA_VERSION)]["layer"]["pools"])
 LAYER_DATASETS = ("rows", "ranks", *LAYER_POOLS, "sites", "site_ranks", "checks")
 
 VOLUME_KEYS = ("sent_bytes", "recv_bytes", "sent_msgs", "recv_msgs")
-VENDOR_ALGORITHMS = {"mpi", "nccl"}  # the library's own collective: a baseline, no theory
 
-# SCHEMA.md "Missing values": the value a column takes when the JSON has none.
-MISSING_TEXT = {"split", "model", "textbook_formula", "pairs"}
-MISSING_FLOAT = {"predicted_us", "textbook_sent_bytes", "time_spread"}
-MISSING_INT = {"wrong", "slowest_rank", "vendor_algorithm_off_bytes", "vendor_algorithm_off_msgs"}
+
+def _missing(kinds):
+    """The keys of the collective and pingpong rows that may have no value (schema.cpp's
+    Missing markers), among the kinds given."""
+    tables = SCHEMA["versions"][str(SCHEMA_VERSION)]["tables"]
+    return {key for t in tables.values() for key, m in t["missing"].items() if m["kind"] in kinds}
+
+
+# SCHEMA.md "Missing values": the value a column takes when the JSON has none. The writer
+# always writes `model` and `textbook_formula`, "" when a row has none: read as None too.
+MISSING_TEXT = _missing({"text"}) | {"model", "textbook_formula"}
+MISSING_FLOAT = _missing({"f64"})
+MISSING_INT = _missing({"i32", "i64"})
 
 # Version 1's column names that version 2 renamed, per group.
-VERSION1_RENAMES = {
-    "collective": {"seed_sent_bytes": "textbook_sent_bytes", "seed_formula": "textbook_formula"},
-    LAYER: {**{f"seed_{k}": f"textbook_{k}"
-               for k in ("source", "formula", "elements", "bytes", "explanation",
-                         "exact_sent_bytes")},
-            "seed_exact_over_seed": "textbook_exact_over_formula"},
-}
+VERSION1_RENAMES = SCHEMA["version1_renames"]
 
 
 def has_spread(version):
@@ -70,11 +102,8 @@ class Unreadable(Exception):
 
 def row_tables(version=SCHEMA_VERSION):
     """{group: its pools} of the tables every file of `version` has."""
-    collective = ["times_us", "traffic_bytes", "splits"]
-    if version >= 2:
-        collective.append("theory_traffic_bytes")
-    return {"collective": tuple(collective),
-            "pingpong": ("times_us", "traffic_bytes", "latency_us_matrix", "bw_gbps_matrix")}
+    tables = SCHEMA["versions"][str(version)]["tables"]
+    return {group: tuple(t["pools"]) for group, t in tables.items()}
 
 
 def dataset_paths(version=SCHEMA_VERSION, with_layer=False):

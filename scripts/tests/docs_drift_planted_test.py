@@ -26,7 +26,8 @@ def tree(root, planted):
           + "COLLSCOPE_ALGORITHM(allreduce, ring, x)\n")
     write("results/include/collscope/results/results_file.hpp",
           "inline constexpr int kSchemaVersion = 5;\n")
-    write("results/SCHEMA.md", "# Results, schema version 4\n" if planted else "# Results, schema version 5\n")
+    write("results/SCHEMA.md", "# Results, schema version 4\n\nThis build writes **version 3**.\n" if planted
+          else "# Results, schema version 5\n\nThis build writes **version 5**.\n")
     write("CMakeLists.txt", "add_executable(tool src/here.cpp)\n")
     write("src/here.hpp", "#pragma once\n")
     write("README.md", GOOD + (PLANTED[0] if planted else ""))
@@ -36,7 +37,7 @@ def tree(root, planted):
 failures = []
 for planted, want_code, want in ((False, 0, []),
                                  (True, 1, ["binary nope", "src/missing.hpp", "ghost_fn", "gone.hpp", "gone_registry.cpp",
-                                          "states schema version 4"])):
+                                          "states schema version 4", "states schema version 3"])):
     with tempfile.TemporaryDirectory() as root:
         tree(root, planted)
         p = subprocess.run([sys.executable, CHECKER, root], capture_output=True, text=True)

@@ -13,9 +13,9 @@ What is checked:
     must be a function some code line (not a comment) calls or defines;
   - in comments of C++, CUDA and Python files and of the .def lists: each word that is a
     path with a known extension, or a bare header name (`foo.hpp`), must exist as above;
-  - the schema version a text states ("schema version N", "SCHEMA.md, version N" in
-    Markdown, SCHEMA_VERSION in the Python package) must be the one the C++ writes
-    (kSchemaVersion in results_file.hpp).
+  - the schema version a Markdown text states ("schema version N", "SCHEMA.md, version
+    N", "this build writes version N") must be the one the C++ writes (kSchemaVersion in
+    results_file.hpp; the Python package reads it from the schema the build exports).
 A path with several parts may also be written from any folder of the tree
 (`blocks/moe_block.hpp` for layers/include/collscope/layers/blocks/moe_block.hpp).
 Placeholders (<...>, *, {...}, $VAR, DIR, FILE, N), paths outside the repository (/tmp,
@@ -197,8 +197,9 @@ def check_comments(path):
 
 
 SCHEMA_HEADER = "results/include/collscope/results/results_file.hpp"
-SCHEMA_PYTHON = "scripts/collscope/results.py"
-STATED_VERSION = re.compile(r"(?i)(?:schema version|SCHEMA\.md, version)\s+(\d+)")
+# "schema version 5", "SCHEMA.md, version 5", "this build writes **version 5**", "`5` (a file this build writes"
+STATED_VERSION = re.compile(r"(?i)(?:schema version|SCHEMA\.md, version|this build writes \**version)\s+(\d+)"
+                            r"|`(\d+)` \(a file this build writes")
 
 
 def written_schema_version():
@@ -212,12 +213,10 @@ def written_schema_version():
 def check_schema_versions(version):
     for f in FILES:
         rel = os.path.relpath(f, ROOT)
-        if not rel.endswith(".md") and rel != SCHEMA_PYTHON:
+        if not rel.endswith(".md"):
             continue
         for lineno, line in enumerate(open(f, errors="replace"), 1):
-            stated = STATED_VERSION.findall(line) if rel.endswith(".md") else \
-                re.findall(r"^SCHEMA_VERSION\s*=\s*(\d+)", line)
-            for v in stated:
+            for v in ("".join(m) for m in STATED_VERSION.findall(line)):
                 checked.add(f"schema version {v}")
                 if int(v) != version:
                     misses.append(f"{rel}:{lineno}: states schema version {v}; "

@@ -14,12 +14,12 @@ Usage: predict_rules_test.py --bin BUILD/bin --source SOURCE_DIR --tool RESULTS_
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
 
 from collscope.checks import check, failures
+from collscope import algorithms
 
 
 # The rules, as docs/selection-rules.md states them, at the points the test predicts
@@ -40,8 +40,8 @@ def main():
     report = os.path.join(args.source, "scripts/report")
     model = os.path.join(args.source, "collectives/model/example.json")
     env = dict(os.environ, COLLSCOPE_BUILD=os.path.dirname(os.path.abspath(args.bin)))
-    with open(os.path.join(args.source, "collectives/include/collscope/algorithms.def")) as f:
-        catalogue = re.findall(r"^COLLSCOPE_ALGORITHM\((\w+), (\w+),", f.read(), re.M)
+    catalogue = [(c, a) for c, names in algorithms.load(args.bin).hand_written().items()
+                 for a in names]
 
     def run(cmd):
         return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
