@@ -205,7 +205,7 @@ class Runner {
 // Each rank's GPU as one JSON object, gathered to rank 0.
 std::vector<std::string> Runner::gather_gpus() {
   path_ = executor().path();
-  device_path_ = parse_path(path_);
+  device_path_ = executor().device_path();
   if (!backend_->gpu()) return {};
   const device::Info& g = *backend_->gpu();
   nlohmann::json j{{"rank", rank_},           {"device", g.index},
@@ -914,7 +914,7 @@ void check_collective_options(const CollectiveInfo& c, const Algorithm& a, const
 // The environment variables that shape the row's transport (UCX_*, NCCL_*).
 std::vector<std::string> environment_of(const Options& o) {
   if (o.transport == TransportKind::nccl) return nccl_environment();
-  return transport_environment(transport_name(o.transport));
+  return transport_environment(o.transport);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "collscope/enum_names.hpp"
+#include "collscope/size_text.hpp"
 #include "collscope/errors.hpp"
 
 namespace collscope::bench {
@@ -41,7 +42,6 @@ std::vector<ReduceOp> parse_ops(const std::string& text) {
 // The names of each choice's values, in the order of its enum.
 constexpr std::string_view kTimingNames[] = {"call", "loop"};
 constexpr std::string_view kRankCombineNames[] = {"max", "avg", "min"};
-constexpr std::string_view kTransportNames[] = {"mpi", "ucx", "nccl"};
 constexpr std::string_view kFormatNames[] = {"table", "jsonl"};
 
 // The value `text` names; else UsageError: "<must_be>, got '<text>'".
@@ -75,7 +75,7 @@ verify::SplitPattern parse_split(const std::string& text) {
 }
 
 TransportKind parse_transport(const std::string& text) {
-  if (auto t = by_name<TransportKind>(text, kTransportNames)) return *t;
+  if (auto t = transport_kind(text)) return *t;
   throw UsageError("unknown transport '" + text + "' (expected mpi, ucx or nccl)");
 }
 
@@ -113,11 +113,10 @@ void check_gbench_options(const Options& o) {
 
 std::string_view timing_name(Timing t) { return name_of(t, kTimingNames); }
 
-std::string_view transport_name(TransportKind t) { return name_of(t, kTransportNames); }
-
-std::optional<TransportKind> transport_kind(std::string_view text) {
-  return by_name<TransportKind>(text, kTransportNames);
+OutputFormat parse_output_format(const std::string& text) {
+  return parse_choice<OutputFormat>(text, kFormatNames, "--format must be table or jsonl");
 }
+
 
 std::string_view rank_combine_name(RankCombine r) { return name_of(r, kRankCombineNames); }
 
@@ -142,7 +141,7 @@ void apply_common_options(const ChoiceText& text, Options& o) {
     throw UsageError("--step-factor must be at least 2");
   check_positive(o.iters, "--iters", 1);
   check_positive(o.warmup, "--warmup", 0);
-  o.format = parse_choice<OutputFormat>(text.format, kFormatNames, "--format must be table or jsonl");
+  o.format = parse_output_format(text.format);
   o.transport = parse_transport(text.transport);
   if (!(o.timeout_s >= 0)) throw UsageError("--timeout must be >= 0 seconds");
   apply_device_options(text.path, o);
@@ -206,30 +205,38 @@ int parse_round(const std::string& text) {
   return std::stoi(text);
 }
 
-void add_device_wait_options(CLI::App& app, std::string& wait, std::string& ipc_copy, bool& fuse) {
-  app.add_option("--wait", wait, "-m device: how the host waits for the GPU and the path's "
+void add_device_flags(CLI::App& app, DeviceText& text, bool& fuse) {
+  app.add_option("--device-map", text.device_map, "GPU of each local rank, e.g. 0,1,2,3 or 0,0 "
+                 "(default: local rank modulo the node's GPUs)");
+  app.add_option("--stage-chunk", text.stage_chunk, "chunk of the staged path (default 1M)");
+  app.add_option("--wait", text.wait, "-m device: how the host waits for the GPU and the path's "
                  "transport: spin (the default), yield (more ranks than cores) or block");
-  app.add_option("--ipc-copy", ipc_copy, "--path ipc: the copy out of a peer's memory: auto "
+  app.add_option("--ipc-copy", text.ipc_copy, "--path ipc: the copy out of a peer's memory: auto "
                  "(the default), engine (copy engine) or kernel");
   app.add_flag("--no-fuse{false}", fuse, "--path ipc: copy a received block a reduction consumes, "
                "instead of reducing it straight from the sender's memory");
 }
 
-void apply_device_wait_options(const CLI::App& app, const std::string& wait,
-                               const std::string& ipc_copy, Options& o) {
-  const auto w = parse_wait_policy(wait);
-  if (!w) throw UsageError("--wait must be spin, yield or block, got '" + wait + "'");
+void read_device_flags(const CLI::App& app, const DeviceText& text, Options& o) {
+  const auto mem = parse_memory(text.memory);
+  if (!mem) throw UsageError("--memory must be host or device, got '" + text.memory + "'");
+  o.memory = *mem;
+  if (!text.device_map.empty()) o.device_map = parse_device_map(text.device_map);
+  o.stage_chunk = parse_size(text.stage_chunk, "--stage-chunk");
+  o.stage_chunk_given = app.count("--stage-chunk") > 0;
+  const auto w = parse_wait_policy(text.wait);
+  if (!w) throw UsageError("--wait must be spin, yield or block, got '" + text.wait + "'");
   o.wait = *w;
   o.wait_given = app.count("--wait") > 0;
-  const auto c = parse_ipc_copy(ipc_copy);
-  if (!c) throw UsageError("--ipc-copy must be auto, engine or kernel, got '" + ipc_copy + "'");
+  const auto c = parse_ipc_copy(text.ipc_copy);
+  if (!c) throw UsageError("--ipc-copy must be auto, engine or kernel, got '" + text.ipc_copy + "'");
   o.ipc_copy = *c;
   o.ipc_copy_given = app.count("--ipc-copy") > 0;
 }
 
 BackendSpec backend_spec(const Options& o) {
   BackendSpec b;
-  b.transport = std::string(transport_name(o.transport));
+  b.transport = o.transport;
   b.memory = o.memory;
   b.path = o.path;
   b.device_map = o.device_map;
@@ -289,26 +296,10 @@ std::vector<int> parse_device_map(std::string_view text) {
 }
 
 std::size_t parse_size(std::string_view text, std::string_view flag) {
-  const std::string bad = "bad size '" + std::string(text) + "' for " + std::string(flag) +
-                          " (expected e.g. 64, 1K, 16M, 1G)";
-  std::size_t i = 0, value = 0;
-  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) throw UsageError(bad);
-  for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
-    const std::size_t digit = static_cast<std::size_t>(text[i] - '0');
-    if (value > (std::numeric_limits<std::size_t>::max() - digit) / 10) throw UsageError(bad);
-    value = value * 10 + digit;
-  }
-  const std::string unit = lower(text.substr(i));
-  int shift = 0;
-  if (unit.empty() || unit == "b") shift = 0;
-  else if (unit == "k" || unit == "kb" || unit == "kib") shift = 10;
-  else if (unit == "m" || unit == "mb" || unit == "mib") shift = 20;
-  else if (unit == "g" || unit == "gb" || unit == "gib") shift = 30;
-  else if (unit == "t" || unit == "tb" || unit == "tib") shift = 40;
-  else throw UsageError(bad);
-  if (shift > 0 && value > (std::numeric_limits<std::size_t>::max() >> shift))
-    throw UsageError(bad);
-  return value << shift;
+  const auto bytes = parse_size_text(text);
+  if (const auto* v = std::get_if<std::uint64_t>(&bytes)) return static_cast<std::size_t>(*v);
+  throw UsageError("bad size '" + std::string(text) + "' for " + std::string(flag) +
+                   " (expected e.g. 64, 1K, 16M, 1G)");
 }
 
 std::vector<std::size_t> sweep_sizes(const Options& o) {
@@ -331,8 +322,9 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   CLI::App app{"collscope " + std::string(program) + ": benchmark and verify one collective algorithm",
                std::string(program)};
   std::string seg = "1M", scratch = "8G";
-  std::string dtype = "float", op = "sum", memory = nccl_binary ? "device" : "host";
-  std::string device_map, stage_chunk = "1M", wait = "spin", ipc_copy = "auto";
+  std::string dtype = "float", op = "sum";
+  DeviceText device;
+  if (nccl_binary) device.memory = "device";
   std::string timing = "call", ranks = "max";
   ChoiceText text;
   if (nccl_binary) text.transport = "nccl";
@@ -345,14 +337,11 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   app.add_option("-o,--op", op, "reduction: sum prod max min avg all");
   app.add_option("-r,--root", o.root, "root rank of rooted collectives");
   app.add_option("-t,--transport", text.transport, "mpi, ucx or nccl");
-  app.add_option("-m,--memory", memory, "host or device");
+  app.add_option("-m,--memory", device.memory, "host or device");
   app.add_option("--path", text.path,
                  "device memory over -t mpi|ucx: cuda_aware, staged or ipc (default: cuda_aware "
                  "where the library takes device pointers, else staged)");
-  app.add_option("--device-map", device_map, "GPU of each local rank, e.g. 0,1,2,3 or 0,0 (default: "
-                 "local rank modulo the node's GPUs)");
-  app.add_option("--stage-chunk", stage_chunk, "chunk of the staged path (default 1M)");
-  add_device_wait_options(app, wait, ipc_copy, o.fuse);
+  add_device_flags(app, device, o.fuse);
   app.add_option("--timing", timing, "call (one call after a barrier, the default) or loop "
                  "(-n calls back to back, their average)");
   app.add_option("--ranks", ranks, "how the ranks' times combine: max (the slowest rank, the "
@@ -398,13 +387,7 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   o.dtypes = parse_dtypes(dtype);
   o.ops = parse_ops(op);
   o.all_ops = op == "all";
-  auto mem = parse_memory(memory);
-  if (!mem) throw UsageError("--memory must be host or device, got '" + memory + "'");
-  o.memory = *mem;
-  if (!device_map.empty()) o.device_map = parse_device_map(device_map);
-  o.stage_chunk = parse_size(stage_chunk, "--stage-chunk");
-  o.stage_chunk_given = app.count("--stage-chunk") > 0;
-  apply_device_wait_options(app, wait, ipc_copy, o);
+  read_device_flags(app, device, o);
   o.timing = parse_choice<Timing>(timing, kTimingNames, "--timing must be call or loop");
   o.ranks = parse_choice<RankCombine>(ranks, kRankCombineNames, "--ranks must be max, avg or min");
   o.format_given = app.count("--format") > 0;

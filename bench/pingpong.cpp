@@ -52,6 +52,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collscope/bench/options.hpp"
@@ -68,6 +69,7 @@
 #include "collscope/runtime/backend.hpp"
 #include "collscope/runtime/gpu_sharing.hpp"
 #include "collscope/comm.hpp"
+#include "collscope/enum_names.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/progress.hpp"
 #include "collscope/results/results_file.hpp"
@@ -105,16 +107,16 @@ struct PingpongOptions {
   Pattern pattern = Pattern::pairs;
 };
 
-const char* pattern_name(Pattern p) {
-  return p == Pattern::rounds ? "rounds" : p == Pattern::ring ? "ring" : "pairs";
-}
+constexpr std::string_view kPatternNames[] = {"pairs", "rounds", "ring"};  // enum order
+
+std::string_view pattern_name(Pattern p) { return name_of(p, kPatternNames); }
 
 // --pattern: rounds and ring measure every pair, so --pairs may only be all (or absent).
 void parse_pattern(const std::string& text, bool pairs_given, PingpongOptions& p) {
-  if (text == "pairs") return;
-  if (text == "rounds") p.pattern = Pattern::rounds;
-  else if (text == "ring") p.pattern = Pattern::ring;
-  else throw UsageError("bad --pattern '" + text + "' (expected pairs, rounds or ring)");
+  const std::optional<Pattern> pattern = by_name<Pattern>(text, kPatternNames);
+  if (!pattern) throw UsageError("bad --pattern '" + text + "' (expected pairs, rounds or ring)");
+  p.pattern = *pattern;
+  if (p.pattern == Pattern::pairs) return;
   if (pairs_given && !p.all_pairs)
     throw UsageError("--pattern " + text + " measures every pair: --pairs must be all or left out");
   p.all_pairs = true;
@@ -150,14 +152,12 @@ PingpongOptions parse_pingpong_options(int argc, const char* const* argv) {
   add_sweep_options(app, {"0, 8, 1K, 16M, 1G", "round trips per size and pair",
                           "compare the payload bit for bit (0 or 1); byte counts are always checked"},
                     sweep, o);
-  std::string memory = "host", device_map, stage_chunk = "1M", wait = "spin", ipc_copy = "auto";
+  DeviceText device;
   ChoiceText text;
   app.add_option("-t,--transport", text.transport, "mpi, ucx or nccl (GPU memory)");
-  app.add_option("-m,--memory", memory, "host or device (every rank's buffers on its GPU)");
+  app.add_option("-m,--memory", device.memory, "host or device (every rank's buffers on its GPU)");
   app.add_option("--path", text.path, "device memory: cuda_aware, staged or ipc");
-  app.add_option("--device-map", device_map, "device memory: the GPU of each local rank");
-  app.add_option("--stage-chunk", stage_chunk, "chunk of the staged path (default 1M)");
-  add_device_wait_options(app, wait, ipc_copy, o.fuse);
+  add_device_flags(app, device, o.fuse);
   CLI::Option* pairs_option = app.add_option("--pairs", pairs, "two ranks A,B (default 0,1), or all");
   app.add_option("--pattern", pattern,
                  "pairs (one pair at a time), rounds (disjoint pairs at once) or ring (r -> r+k at once)");
@@ -173,13 +173,7 @@ PingpongOptions parse_pingpong_options(int argc, const char* const* argv) {
   apply_sweep_options(sweep, o);
   parse_pairs(pairs, p);
   parse_pattern(pattern, pairs_option->count() > 0, p);
-  const auto mem = parse_memory(memory);
-  if (!mem) throw UsageError("--memory must be host or device, got '" + memory + "'");
-  o.memory = *mem;
-  if (!device_map.empty()) o.device_map = parse_device_map(device_map);
-  o.stage_chunk = parse_size(stage_chunk, "--stage-chunk");
-  o.stage_chunk_given = app.count("--stage-chunk") > 0;
-  apply_device_wait_options(app, wait, ipc_copy, o);
+  read_device_flags(app, device, o);
   apply_common_options(text, o);
   return p;
 }
@@ -794,7 +788,7 @@ void print_header(std::ostream& os, const PingpongOptions& p, int nranks,
      << (p.all_pairs ? "all" : pair_name(p.pair)) << "  pattern " << pattern_name(p.pattern)
      << "  iters " << o.iters << "  warmup "
      << o.warmup << "  check " << (o.check ? 1 : 0) << "\n";
-  for (const std::string& e : transport_environment(transport_name(o.transport))) os << "# " << e << "\n";
+  for (const std::string& e : transport_environment(o.transport)) os << "# " << e << "\n";
   for (const std::string& w : warnings) os << "# warning: " << w << "\n";
   char line[256];
   if (!p.all_pairs) {
@@ -914,9 +908,9 @@ nlohmann::json to_json(const SizeRecord& s, const PingpongOptions& p, const std:
                        const std::string& gpu_sharing) {
   nlohmann::json j;
   j["collective"] = "pingpong";
-  j["algorithm"] = s.pattern == Pattern::pairs ? "pingpong" : pattern_name(s.pattern);
+  j["algorithm"] = s.pattern == Pattern::pairs ? std::string_view("pingpong") : pattern_name(s.pattern);
   j["transport"] = transport_name(p.common.transport);
-  j["transport_env"] = transport_environment(transport_name(p.common.transport));
+  j["transport_env"] = transport_environment(p.common.transport);
   j["memory"] = memory_name(p.common.memory);
   j["nranks"] = s.nranks;
   j["bytes"] = s.bytes;

@@ -28,7 +28,7 @@ struct MadeLink {
 };
 
 MadeLink make_link(device::LinkContext ctx, std::optional<DevicePath> path,
-                   const std::string& transport, MPI_Comm comm,
+                   TransportKind transport, MPI_Comm comm,
                    const std::vector<int>& node_of_rank, const DeviceOptions& options) {
   const std::size_t chunk = options.stage_chunk;
   if (chunk == 0) throw UsageError("--stage-chunk must be at least 1 byte");
@@ -52,11 +52,8 @@ MadeLink make_link(device::LinkContext ctx, std::optional<DevicePath> path,
 }  // namespace
 
 // In the order of each enum.
-constexpr std::string_view kPathNames[] = {"cuda_aware", "staged", "ipc"};
 constexpr std::string_view kIpcCopyNames[] = {"auto", "engine", "kernel"};
 
-std::string_view path_name(DevicePath p) { return name_of(p, kPathNames); }
-std::optional<DevicePath> parse_path(std::string_view s) { return by_name<DevicePath>(s, kPathNames); }
 std::string_view ipc_copy_name(IpcCopy c) { return name_of(c, kIpcCopyNames); }
 std::optional<IpcCopy> parse_ipc_copy(std::string_view s) { return by_name<IpcCopy>(s, kIpcCopyNames); }
 
@@ -100,7 +97,7 @@ int DeviceExecutor::post_send(const CommOp& op, const std::byte* from, Tag tag) 
 void DeviceExecutor::wait(int& h) { link_->wait(h); }
 
 DeviceExecutor::DeviceExecutor(device::Runtime& rt, std::optional<DevicePath> path,
-                               const std::string& transport, MPI_Comm comm,
+                               TransportKind transport, MPI_Comm comm,
                                const std::vector<int>& node_of_rank, const DeviceOptions& options)
     : Executor(0), rt_(rt), transport_(transport) {
   MPI_Comm_rank(comm, &rank_);

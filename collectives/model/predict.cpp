@@ -21,6 +21,7 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <variant>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -31,6 +32,7 @@
 #include "collscope/errors.hpp"
 #include "collscope/model.hpp"
 #include "collscope/schedule_trace.hpp"
+#include "collscope/size_text.hpp"
 #include "collscope/verify/splits.hpp"
 
 namespace {
@@ -59,27 +61,17 @@ struct Options {
   std::exit(2);
 }
 
-// "4096", "64K", "1M", "1G" (binary multiples).
+// The sizes of every binary (collscope/size_text.hpp): "4096", "64K", "1M", "1G", ...
 std::size_t parse_size(const std::string& flag, const std::string& text) {
-  if (text.empty()) usage(flag + " needs a size, got ''");
-  std::size_t pos = 0;
-  unsigned long long v = 0;
-  try {
-    v = std::stoull(text, &pos);
-  } catch (const std::exception&) {
-    usage(flag + " needs a size like 1024, 64K, 1M or 1G, got '" + text + "'");
+  const auto bytes = parse_size_text(text);
+  if (const auto* v = std::get_if<std::uint64_t>(&bytes)) return static_cast<std::size_t>(*v);
+  switch (std::get<SizeRefusal>(bytes)) {
+    case SizeRefusal::signed_: usage(flag + " needs a non-negative size, got '" + text + "'");
+    case SizeRefusal::too_large: usage(flag + " is too large: '" + text + "'");
+    case SizeRefusal::malformed: break;
   }
-  if (text[0] == '-' || text[0] == '+') usage(flag + " needs a non-negative size, got '" + text + "'");
-  std::size_t shift = 0;
-  const std::string suffix = text.substr(pos);
-  if (suffix == "K" || suffix == "k") shift = 10;
-  else if (suffix == "M" || suffix == "m") shift = 20;
-  else if (suffix == "G" || suffix == "g") shift = 30;
-  else if (!suffix.empty())
-    usage(flag + " needs a size like 1024, 64K, 1M or 1G, got '" + text + "'");
-  if (v > (std::numeric_limits<std::uint64_t>::max() >> shift))
-    usage(flag + " is too large: '" + text + "'");
-  return static_cast<std::size_t>(v) << shift;
+  if (text.empty()) usage(flag + " needs a size, got ''");
+  usage(flag + " needs a size like 1024, 64K, 1M or 1G, got '" + text + "'");
 }
 
 int parse_int(const std::string& flag, const std::string& text, int lo, int hi) {

@@ -20,7 +20,7 @@ int local_rank(MPI_Comm comm) {
 
 class HostBackend final : public Backend {
  public:
-  HostBackend(const std::string& transport, MPI_Comm comm)
+  HostBackend(TransportKind transport, MPI_Comm comm)
       : transport_(make_transport(transport, comm)), executor_(*transport_) {}
   Executor& executor() override { return executor_; }
 
@@ -70,14 +70,14 @@ int choose_device(device::Runtime& rt, const std::vector<int>& device_map, MPI_C
 std::unique_ptr<Backend> make_backend(const BackendSpec& spec, MPI_Comm comm,
                                       const std::vector<int>& node_of_rank) {
   if (spec.memory == MemoryKind::host) {
-    if (spec.transport == "nccl")
+    if (spec.transport == TransportKind::nccl)
       throw UsageError("-t nccl moves GPU memory: it needs -m device");
     return std::make_unique<HostBackend>(spec.transport, comm);
   }
   device::Runtime& rt = agreed_runtime(comm);
   choose_device(rt, spec.device_map, comm);
   device::Info gpu = rt.info();
-  if (spec.transport == "nccl") {
+  if (spec.transport == TransportKind::nccl) {
     if (spec.path) throw UsageError("--path applies to -t mpi and ucx: NCCL moves GPU memory itself");
     return std::make_unique<DeviceBackend>(make_nccl_executor(rt, comm, node_of_rank), gpu);
   }

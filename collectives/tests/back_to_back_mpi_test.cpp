@@ -35,7 +35,7 @@ TEST(BackToBack, ThousandsOfSmallCallsNeverCross) {
   MPI_Comm_dup(MPI_COMM_WORLD, &vendor);
   long long wrong = 0, leaked = 0;
   {
-    const auto transport = make_transport(test::transport_name(), MPI_COMM_WORLD);
+    const auto transport = make_transport(test::transport(), MPI_COMM_WORLD);
     HostExecutor executor(*transport);
     Comm comm(executor, vendor);
     for (int call = 0; call < kCalls; ++call) {
@@ -63,7 +63,7 @@ TEST(BackToBack, ThousandsOfSmallCallsNeverCross) {
   MPI_Allreduce(totals, sums, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   MPI_Comm_free(&vendor);
   EXPECT_EQ(sums[0], 0) << "wrong elements over " << kCalls << " calls on "
-                        << test::transport_name();
+                        << transport_name(test::transport());
   EXPECT_EQ(sums[1], 0) << "requests left open";
 }
 
@@ -76,7 +76,7 @@ TEST(BackToBack, SequenceNumbersKeepCallsApart) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   if (n < 2) GTEST_SKIP() << "needs two ranks";
-  const auto transport = make_transport(test::transport_name(), MPI_COMM_WORLD);
+  const auto transport = make_transport(test::transport(), MPI_COMM_WORLD);
   std::int32_t payload[2] = {5, 6}, got[2] = {0, 0};
   if (rank == 0) {
     Request r[2] = {transport->isend(1, &payload[0], 4, MemoryKind::host, Tag{5, 1}),

@@ -44,7 +44,7 @@ struct Case {
     s << "N=" << n << " count=" << count << " " << dtype_name(dtype) << " " << op_name(op)
       << " root=" << root << (in_place ? " in-place" : " out-of-place")
       << " segment=" << segment_bytes << (split_name.empty() ? "" : " split=" + split_name)
-      << " transport=" << test::transport_name();
+      << " transport=" << transport_name(test::transport());
     return s.str();
   }
 };
@@ -172,7 +172,7 @@ std::string volume_disagreement(int rank, const std::vector<RankVolume>& counted
 TEST_P(CollectiveTest, ExactResultAndVolumeEqualsTheory) {
   const Algorithm& algo = *GetParam();
   const CollectiveInfo& info = algo.info();
-  const auto transport = make_transport(test::transport_name(), MPI_COMM_WORLD);
+  const auto transport = make_transport(test::transport(), MPI_COMM_WORLD);
   HostExecutor executor(*transport);
   Comm comm(executor, vendor_);
   for (const Case& k : cases_for(info, n_)) {
@@ -220,7 +220,7 @@ class BarrierTest : public CollectiveTest {};
 
 TEST_P(BarrierTest, HoldsEveryRankUntilTheLastArrives) {
   const Algorithm& algo = *GetParam();
-  const auto transport = make_transport(test::transport_name(), MPI_COMM_WORLD);
+  const auto transport = make_transport(test::transport(), MPI_COMM_WORLD);
   HostExecutor executor(*transport);
   Comm comm(executor, vendor_);
   auto now_us = [] {

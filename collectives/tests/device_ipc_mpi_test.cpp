@@ -80,7 +80,7 @@ class IpcPath : public ::testing::Test {
 };
 
 TEST_F(IpcPath, MapsEachPeerBufferOnceAndUnmapsItOnlyOnceFreedAndReleased) {
-  DeviceExecutor ex(rt, DevicePath::ipc, "mpi", MPI_COMM_WORLD, one_node);
+  DeviceExecutor ex(rt, DevicePath::ipc, TransportKind::mpi, MPI_COMM_WORLD, one_node);
   Vectors v{rt, 1000};
   ASSERT_TRUE(everywhere(allreduce_is_exact(ex, v)));
   const std::size_t first = ex.mapped_peer_buffers();
@@ -109,7 +109,7 @@ TEST_F(IpcPath, ReducesConsumedReceivesInTheSendersMemoryUnlessTold) {
   for (bool fuse : {true, false}) {
     DeviceOptions o;
     o.fuse = fuse;
-    DeviceExecutor ex(rt, DevicePath::ipc, "mpi", MPI_COMM_WORLD, one_node, o);
+    DeviceExecutor ex(rt, DevicePath::ipc, TransportKind::mpi, MPI_COMM_WORLD, one_node, o);
     Vectors v{rt, 1001};  // uneven blocks
     ex.traffic().reset();
     ASSERT_TRUE(everywhere(allreduce_is_exact(ex, v))) << "fuse " << fuse;

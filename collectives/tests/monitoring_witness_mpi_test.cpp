@@ -75,7 +75,7 @@ class Witness : public ::testing::Test {
 };
 
 TEST_F(Witness, TheLibrarySeesExactlyWhatTheCounterCountedForEveryHandWrittenAlgorithm) {
-  const auto transport = make_transport("mpi", MPI_COMM_WORLD);
+  const auto transport = make_transport(TransportKind::mpi, MPI_COMM_WORLD);
   HostExecutor executor(*transport);
   MPI_Comm dup;
   MPI_Comm_dup(MPI_COMM_WORLD, &dup);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -11,9 +12,9 @@
 
 namespace collscope::test {
 
-std::string& transport_name() {
-  static std::string name = "mpi";
-  return name;
+TransportKind& transport() {
+  static TransportKind kind = TransportKind::mpi;
+  return kind;
 }
 
 }  // namespace collscope::test
@@ -22,8 +23,14 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   ::testing::InitGoogleTest(&argc, argv);
   for (int i = 1; i < argc; ++i)  // what GoogleTest left: our own flags
-    if (std::strncmp(argv[i], "--transport=", 12) == 0)
-      collscope::test::transport_name() = argv[i] + 12;
+    if (std::strncmp(argv[i], "--transport=", 12) == 0) {
+      const auto kind = collscope::transport_kind(argv[i] + 12);
+      if (!kind) {
+        std::fprintf(stderr, "error: unknown %s (expected mpi, ucx or nccl)\n", argv[i]);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+      }
+      collscope::test::transport() = *kind;
+    }
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) {

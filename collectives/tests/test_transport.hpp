@@ -2,10 +2,10 @@
 // (mpi by default), so one test binary checks every transport.
 #pragma once
 
-#include <string>
+#include "collscope/types.hpp"
 
 namespace collscope::test {
 
-std::string& transport_name();
+TransportKind& transport();
 
 }  // namespace collscope::test

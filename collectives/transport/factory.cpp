@@ -10,26 +10,27 @@
 
 namespace collscope {
 
-std::unique_ptr<Transport> make_transport(std::string_view name, MPI_Comm comm) {
-  if (name == "mpi") return std::make_unique<MpiTransport>(comm);
-  if (name == "ucx") {
+std::unique_ptr<Transport> make_transport(TransportKind kind, MPI_Comm comm) {
+  switch (kind) {
+    case TransportKind::mpi: return std::make_unique<MpiTransport>(comm);
+    case TransportKind::ucx:
 #if COLLSCOPE_HAVE_UCX
-    return std::make_unique<UcxTransport>(comm);
+      return std::make_unique<UcxTransport>(comm);
 #else
-    throw UsageError("this build has no UCX transport (install libucx-dev and rebuild)");
+      throw UsageError("this build has no UCX transport (install libucx-dev and rebuild)");
 #endif
+    case TransportKind::nccl: break;
   }
-  if (name == "nccl")
-    throw UsageError(COLLSCOPE_HAVE_NCCL ? "the NCCL transport is not implemented yet"
-                                         : "this build has no NCCL transport");
-  throw UsageError("unknown transport '" + std::string(name) + "' (expected mpi, ucx or nccl)");
+  // NCCL's send/receive runs as an executor of its own (make_nccl_executor), not here.
+  throw UsageError(COLLSCOPE_HAVE_NCCL ? "the NCCL transport is not implemented yet"
+                                       : "this build has no NCCL transport");
 }
 
-std::vector<std::string> transport_environment(std::string_view name) {
+std::vector<std::string> transport_environment(TransportKind kind) {
 #if COLLSCOPE_HAVE_UCX
-  if (name == "ucx") return ucx_environment();
+  if (kind == TransportKind::ucx) return ucx_environment();
 #endif
-  (void)name;
+  (void)kind;
   return {};
 }
 

@@ -310,8 +310,8 @@ LayerRecord LayerRun::blank_record() {
   r.program = std::string(p_.description.program);
   r.layer = std::string(p_.description.name);
   r.scheme = o.shape.scheme;
-  r.transport = o.transport;
-  r.transport_env = transport_environment(o.transport);
+  r.transport = std::string(transport_name(o.transport()));
+  r.transport_env = transport_environment(o.transport());
   r.config = p_.config;
   r.sp = p_.description.sequence_parallel;
   r.storage = o.storage;
@@ -521,7 +521,7 @@ int report(const LayerRecord& r, const LayerOptions& o, program::JsonLines& json
            results::ResultsFile* h5) {
   const auto record = to_json(r);
   const std::string line = record.dump();
-  if (o.format == "table") print_table(std::cout, r);
+  if (o.format == bench::OutputFormat::table) print_table(std::cout, r);
   else std::cout << line << std::endl;
   if (h5 && !append_to_results(r, nlohmann::json(record), *h5)) return kExitRuntime;
   json.write(line);
@@ -532,7 +532,7 @@ int report(const LayerRecord& r, const LayerOptions& o, program::JsonLines& json
 // Why the record's times may not be trusted: under the table's title in table format, on
 // stderr beside JSON lines.
 void print_warnings(const Prepared& p, const std::vector<std::string>& warnings) {
-  if (p.options.format != "table") return program::print_warnings(p.description.program, warnings);
+  if (p.options.format != bench::OutputFormat::table) return program::print_warnings(p.description.program, warnings);
   for (const std::string& w : warnings) std::cout << "# warning: " << w << "\n";
   std::cout << std::flush;
 }

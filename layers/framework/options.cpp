@@ -39,25 +39,31 @@ DataType parse_storage(const std::string& text) {
   return *t;
 }
 
+// -t and --format as given, before they are parsed.
+struct ChoiceFlags {
+  std::string transport = "mpi", format = "table";
+};
+
 // -t against -m: NCCL moves GPU memory only. Checked before any group is split, on every
 // rank alike.
-void check_transport(const LayerOptions& o) {
-  const bool device = o.memory() == MemoryKind::device;
-  if (o.transport == "nccl" && !device)
+TransportKind parse_transport(const std::string& text, MemoryKind memory) {
+  const bool device = memory == MemoryKind::device;
+  const std::optional<TransportKind> kind = transport_kind(text);
+  if (kind == TransportKind::nccl && !device)
     throw UsageError("-t nccl moves GPU memory (-m device); with -m host the layers keep their "
                      "tensors in host memory: -t must be mpi or ucx");
-  if (o.transport != "mpi" && o.transport != "ucx" && o.transport != "nccl")
-    throw UsageError("unknown transport '" + o.transport + "' (expected mpi or ucx" +
+  if (!kind)
+    throw UsageError("unknown transport '" + text + "' (expected mpi or ucx" +
                      (device ? std::string(", or nccl") : std::string()) + ")");
+  return *kind;
 }
 
 // `path`: --path as given ("": not given), parsed with the device flags' checks.
-void check_common(const std::string& path, LayerOptions& o) {
+void check_common(const ChoiceFlags& choices, const std::string& path, LayerOptions& o) {
   if (o.iters < 1) throw UsageError("--iters must be at least 1, got " + std::to_string(o.iters));
   if (o.warmup < 0) throw UsageError("--warmup must be at least 0, got " + std::to_string(o.warmup));
-  if (o.format != "table" && o.format != "jsonl")
-    throw UsageError("--format must be table or jsonl, got '" + o.format + "'");
-  check_transport(o);
+  o.format = bench::parse_output_format(choices.format);
+  o.device.transport = parse_transport(choices.transport, o.memory());
   bench::apply_device_options(path, o.device);
   if (o.overlap && o.memory() != MemoryKind::device)
     throw UsageError("--overlap needs -m device (on host memory a collective runs on the "
@@ -70,53 +76,39 @@ void check_common(const std::string& path, LayerOptions& o) {
 
 // The command line's device flags, as the benchmarks spell them.
 struct DeviceFlags {
-  std::string memory = "host", path, device_map, stage_chunk = "1M", wait = "spin";
-  std::string ipc_copy = "auto";
+  bench::DeviceText text;
+  std::string path;
 };
 
 void add_device_options(CLI::App& app, LayerOptions& o, DeviceFlags& f) {
-  app.add_option("-m,--memory", f.memory,
+  app.add_option("-m,--memory", f.text.memory,
                  "host (OpenBLAS, host memory) or device (cuBLAS and kernels on the GPU; the "
                  "emulated device with COLLSCOPE_DEVICE_EMULATION=1)");
   app.add_option("--path", f.path,
                  "device memory over -t mpi|ucx: cuda_aware, staged or ipc (default: cuda_aware "
                  "where the library takes device pointers, else staged)");
-  app.add_option("--device-map", f.device_map,
-                 "GPU of each local rank, e.g. 0,1,2,3 or 0 (default: local rank % GPUs)");
-  app.add_option("--stage-chunk", f.stage_chunk, "chunk of the staged path (default 1M)");
-  bench::add_device_wait_options(app, f.wait, f.ipc_copy, o.device.fuse);
+  bench::add_device_flags(app, f.text, o.device.fuse);
   app.add_flag("--overlap", o.overlap,
                "-m device: run the communication the math allows on its stream beside "
                "independent compute (the TP blocks' input-gradient collective beside the "
                "weight-gradient GEMMs, DP buckets, MoE chunks)");
 }
 
-void read_device_options(const CLI::App& app, const DeviceFlags& f, LayerOptions& o) {
-  const auto mem = parse_memory(f.memory);
-  if (!mem) throw UsageError("--memory must be host or device, got '" + f.memory + "'");
-  o.device.memory = *mem;
-  // -t is checked against the layers' choices (check_transport) before anything reads it.
-  o.device.transport = bench::transport_kind(o.transport).value_or(bench::TransportKind::mpi);
-  if (!f.device_map.empty()) o.device.device_map = bench::parse_device_map(f.device_map);
-  o.device.stage_chunk = bench::parse_size(f.stage_chunk, "--stage-chunk");
-  o.device.stage_chunk_given = app.count("--stage-chunk") > 0;
-  bench::apply_device_wait_options(app, f.wait, f.ipc_copy, o.device);
-}
 
 // --noise-threshold and --round, as the benchmarks spell and check them.
 struct SpreadFlags {
   std::string noise_threshold = "0.2", round = "-1";
 };
 
-void add_common_options(CLI::App& app, LayerOptions& o, std::string& pass, std::string& dtype,
-                        SpreadFlags& spread) {
-  app.add_option("-t,--transport", o.transport, "mpi or ucx; nccl with -m device");
+void add_common_options(CLI::App& app, LayerOptions& o, ChoiceFlags& choices, std::string& pass,
+                        std::string& dtype, SpreadFlags& spread) {
+  app.add_option("-t,--transport", choices.transport, "mpi or ucx; nccl with -m device");
   app.add_option("--pass", pass, "forward, backward or both");
   app.add_option("-d,--dtype", dtype, "storage dtype: float32 or bfloat16 (compute is float32)");
   app.add_option("--seed", o.seed, "seed of the generated inputs and weights");
   app.add_option("-n,--iters", o.iters, "timed iterations");
   app.add_option("-w,--warmup", o.warmup, "untimed iterations before them");
-  app.add_option("--format", o.format, "stdout format: table or jsonl");
+  app.add_option("--format", choices.format, "stdout format: table or jsonl");
   app.add_option("-J,--json", o.json_path, "also write the JSON-lines record to this file");
   app.add_option("-O,--output", o.output_path, "append the record to this HDF5 results file");
   app.add_option("--timeout", o.timeout_s, "abort a collective stuck longer than this (seconds)");
@@ -154,7 +146,8 @@ LayerOptions parse_layer_options(Layer& layer, const LayerDescription& descripti
   CLI::App app{"collscope " + program + ": " + std::string(description.summary), program};
   std::string pass = "both", dtype = "float32";
   SpreadFlags spread;
-  add_common_options(app, o, pass, dtype, spread);
+  ChoiceFlags choices;
+  add_common_options(app, o, choices, pass, dtype, spread);
   const DegreeFlags& degrees = description.degrees;
   if (degrees.tp)
     app.add_option("--tp", o.tp,
@@ -178,7 +171,7 @@ LayerOptions parse_layer_options(Layer& layer, const LayerDescription& descripti
     o.show_help = true;
     return o;
   }
-  read_device_options(app, device, o);
+  bench::read_device_flags(app, device.text, o.device);
   o.noise_threshold = bench::parse_noise_threshold(spread.noise_threshold);
   o.round = bench::parse_round(spread.round);
   o.passes = parse_passes(pass);
@@ -187,7 +180,7 @@ LayerOptions parse_layer_options(Layer& layer, const LayerDescription& descripti
     layer.use_device_defaults(app);
   }
   o.storage = parse_storage(dtype);
-  check_common(device.path, o);
+  check_common(choices, device.path, o);
   o.shape = layer.read_options();
   return o;
 }
@@ -219,10 +212,6 @@ AlgorithmChoice resolve_algorithms(const LayerDescription& description, const La
   return out;
 }
 
-BackendSpec backend_spec(const LayerOptions& o) {
-  bench::Options b = o.device;
-  b.transport = bench::transport_kind(o.transport).value_or(bench::TransportKind::mpi);
-  return bench::backend_spec(b);
-}
+BackendSpec backend_spec(const LayerOptions& o) { return bench::backend_spec(o.device); }
 
 }  // namespace collscope::layers

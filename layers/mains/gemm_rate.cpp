@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "collscope/bench/options.hpp"
 #include "collscope/device/runtime.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/layers/compute/engine.hpp"
@@ -29,7 +30,8 @@ namespace {
 
 struct Options {
   std::int64_t m = 8192, n = 8192, k = 8192;
-  std::string dtype = "bfloat16", format = "table";
+  std::string dtype = "bfloat16";
+  bench::OutputFormat format = bench::OutputFormat::table;
   int reps = 20, warmup = 3;
 };
 
@@ -43,7 +45,8 @@ Options parse(int argc, char** argv, bool& help) {
   app.add_option("-d,--dtype", o.dtype, "float32 or bfloat16 (default)");
   app.add_option("--reps", o.reps, "timed products (default 20)");
   app.add_option("--warmup", o.warmup, "untimed products first (default 3)");
-  app.add_option("--format", o.format, "table or jsonl");
+  std::string format = "table";
+  app.add_option("--format", format, "table or jsonl");
   app.set_help_flag("-h,--help", "print this help and exit");
   std::string help_text;
   help = !program::parse_command_line(app, argc, argv, help_text);
@@ -57,8 +60,7 @@ Options parse(int argc, char** argv, bool& help) {
   if (o.dtype == "float") o.dtype = "float32";
   if (o.dtype != "float32" && o.dtype != "bfloat16")
     throw UsageError("--dtype must be float32 or bfloat16, got '" + o.dtype + "'");
-  if (o.format != "table" && o.format != "jsonl")
-    throw UsageError("--format must be table or jsonl, got '" + o.format + "'");
+  o.format = bench::parse_output_format(format);
   return o;
 }
 
@@ -96,7 +98,7 @@ int run(const Options& o) {
                            {"emulated", info.emulated}, {"gemm", engine->gemm().name()},
                            {"dtype", o.dtype}, {"m", m}, {"n", n}, {"k", k},
                            {"reps", o.reps}, {"time_us", ms * 1e3}, {"tflops", tflops}};
-  if (o.format == "jsonl") std::cout << j.dump() << std::endl;
+  if (o.format == bench::OutputFormat::jsonl) std::cout << j.dump() << std::endl;
   else
     std::cout << "# collscope_gemm_rate on " << info.name << " (" << engine->gemm().name()
               << "): C[" << m << "," << n << "] = A[" << m << "," << k << "] B[" << k << ","

@@ -168,7 +168,7 @@ TEST(LayerOptions, DeviceFlagsAreChecked) {
                UsageError);
   const LayerOptions o = parse(layer, {"-m", "device", "-t", "nccl", "--overlap"});
   EXPECT_TRUE(o.overlap);
-  EXPECT_EQ(backend_spec(o).transport, "nccl");
+  EXPECT_EQ(backend_spec(o).transport, TransportKind::nccl);
   EXPECT_EQ(backend_spec(o).memory, MemoryKind::device);
 }
 

@@ -48,6 +48,7 @@ import sys
 
 from collscope import stats
 from collscope.paths import ROOT
+from collscope import sizes
 
 PROG = "compare-tools"
 
@@ -65,7 +66,6 @@ COLLECTIVES = {
     "barrier": {"imb": "Barrier", "osu": "osu_barrier", "dtype": None, "imb_per_rank": False, "osu_per_rank": False},
 }
 DEFAULT_SIZES = "8,1K,32K,64K,128K,1M,16M"
-UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
 class Failure(Exception):
@@ -83,10 +83,10 @@ def usage(message):
 # ---- the command line --------------------------------------------------------------------
 
 def parse_size(text):
-    m = re.fullmatch(r"(\d+)([KMG]?)(I?B)?", text.strip().upper())
-    if not m or (m.group(3) == "IB" and not m.group(2)):
+    try:
+        value = sizes.parse_size(text)
+    except sizes.SizeRefused:
         usage(f"bad size '{text}' (expected e.g. 8, 1K, 16M)")
-    value = int(m.group(1)) * UNITS[m.group(2)]
     if value < 1 or value & (value - 1):
         usage(f"size '{text}' is not a power of two (OSU's sizes double from the smallest)")
     return value

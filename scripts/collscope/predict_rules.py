@@ -34,9 +34,9 @@ import time
 from collscope import algorithms
 from collscope.paths import ROOT
 from collscope.selection_rules import predicted_rules_markdown, rule_pick
+from collscope import sizes
 
 RULED = ("allreduce", "alltoall", "allgather", "reduce_scatter")
-SUFFIX = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
 class Usage(Exception):
@@ -56,10 +56,13 @@ class Failed(Exception):
 
 
 def parse_size(text):
-    m = re.fullmatch(r"(\d+)([KMG]?)", text.strip())
-    if not m or int(m.group(1)) == 0:
+    try:
+        value = sizes.parse_size(text)
+    except sizes.SizeRefused:
+        value = 0
+    if value == 0:
         raise Usage(f"bad size '{text}' (a positive number with an optional K, M or G)")
-    return int(m.group(1)) * SUFFIX.get(m.group(2), 1)
+    return value
 
 
 def parse_list(text, what, item):

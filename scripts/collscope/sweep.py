@@ -55,6 +55,7 @@ import h5py
 from collscope import algorithms
 from collscope import results as cr   # the results layout, shared with report and merge
 from collscope.paths import ROOT
+from collscope import sizes
 
 TRANSPORTS = ("mpi", "ucx", "nccl")
 DEFAULTS = {
@@ -104,10 +105,10 @@ def split_list(text):
 
 
 def parse_size(text, what):
-    m = re.fullmatch(r"(\d+)([kmgt]?)(i?b)?", text.strip().lower())
-    if not m or (m.group(3) and not m.group(2) and m.group(3) != "b"):
-        raise Refused(f"bad size '{text}' for {what} (expected e.g. 64, 1K, 16M, 1G)")
-    return int(m.group(1)) << (10 * " kmgt".index(m.group(2) or " "))
+    try:
+        return sizes.parse_size(text)
+    except sizes.SizeRefused:
+        raise Refused(f"bad size '{text}' for {what} (expected e.g. 64, 1K, 16M, 1G)") from None
 
 
 def positive(text, what, minimum=1):

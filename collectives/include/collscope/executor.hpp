@@ -24,11 +24,13 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "collscope/schedule.hpp"
+#include "collscope/types.hpp"
 #include "collscope/volume.hpp"
 
 namespace collscope {
@@ -154,6 +156,8 @@ class Executor {
   // How device buffers cross ranks ("staged", "ipc", "cuda_aware", "nccl"); "host" for
   // host memory.
   virtual std::string path() const { return "host"; }
+  // path() when it is one of the device paths over -t mpi|ucx, else nullopt.
+  virtual std::optional<DevicePath> device_path() const { return std::nullopt; }
 
   Traffic& traffic() { return traffic_; }
 

@@ -28,7 +28,8 @@ Anything wrong is a SpecError: one line, exit code 2.
 import json
 import math
 import os
-import re
+
+from collscope import sizes
 
 LINK_CLASSES = ("intra-node", "inter-node")
 GPU_CLASSES = ("gpu_memory", "host_device", "device_device", "nccl")   # gpu_spec.py
@@ -89,7 +90,6 @@ class SpecError(Exception):
 
 # ---- small parsers ---------------------------------------------------------------------
 
-SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
 def parse_size(value, what):
@@ -102,10 +102,10 @@ def parse_size(value, what):
         text = value.strip()
     else:
         raise SpecError(f"{what} must be a size such as 256K, got {json.dumps(value)}")
-    m = re.fullmatch(r"(\d{1,12})([KMG]?)", text)
-    if not m:
-        raise SpecError(f"{what} must be a size such as 256K, got {json.dumps(value)}")
-    return int(m.group(1)) * SIZE_UNITS[m.group(2)]
+    try:
+        return sizes.parse_size(text)
+    except sizes.SizeRefused:
+        raise SpecError(f"{what} must be a size such as 256K, got {json.dumps(value)}") from None
 
 
 def number(value, what, minimum=0.0, above=False, maximum=None):

@@ -77,6 +77,7 @@ import sys
 from collscope.command_line import join_command_line_values, launch, split_words
 from collscope.model import fit
 from collscope.paths import ROOT
+from collscope import sizes
 
 PROGRAM = "fit-model"
 BINARIES = ("pingpong", "broadcast_binomial", "alltoall_pairwise", "allgather_recursive_doubling",
@@ -105,7 +106,6 @@ PLACED = ("intra_node",)
 CHAIN_SEGMENT = 64           # bytes per message of the message-rate probe
 CHAIN_SIZES = ("1K", "64K")  # 16 to 1024 messages of CHAIN_SEGMENT bytes
 RUN_TIMEOUT_S = 900
-SUFFIXES = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
 def fail(msg, code):
@@ -115,12 +115,10 @@ def fail(msg, code):
 
 def size_arg(text):
     """64, 64K, 16M, 1G -> bytes (a power of two from 1 KiB)."""
-    t = text.strip().upper()
-    unit = t[-1:] if t[-1:] in SUFFIXES else ""
-    digits = t[:len(t) - len(unit)]
-    if not digits.isdigit():
-        raise argparse.ArgumentTypeError(f"not a size: '{text}' (64K, 16M, 1G)")
-    n = int(digits) * SUFFIXES[unit]
+    try:
+        n = sizes.parse_size(text)
+    except sizes.SizeRefused:
+        raise argparse.ArgumentTypeError(f"not a size: '{text}' (64K, 16M, 1G)") from None
     if n < 1024 or n & (n - 1):
         raise argparse.ArgumentTypeError(f"must be a power of two from 1K, got '{text}'")
     return n

@@ -28,15 +28,12 @@ enum class Timing { call, loop };
 // rank's (the default), their average (IMB's t_avg, OSU's average) or the fastest rank's.
 enum class RankCombine { max, avg, min };
 
-// The point-to-point transport (-t): MPI, UCX, or NCCL's send/receive (GPU memory).
-enum class TransportKind { mpi, ucx, nccl };
 // What stdout gets (--format): the nccl-tests-like table, or one JSON line per row.
 enum class OutputFormat { table, jsonl };
 
 std::string_view timing_name(Timing t);
-std::string_view transport_name(TransportKind t);
-// The transport a name means ("mpi", "ucx", "nccl"), or nullopt.
-std::optional<TransportKind> transport_kind(std::string_view text);
+// --format's value; UsageError "--format must be table or jsonl, got '<text>'".
+OutputFormat parse_output_format(const std::string& text);
 std::string_view rank_combine_name(RankCombine r);
 // The ranks' times combined; `times` holds one value per rank and is not empty.
 double combine_ranks(std::span<const double> times, RankCombine how);
@@ -159,11 +156,15 @@ struct ChoiceText {
 // uses them too. Throws UsageError.
 void apply_common_options(const ChoiceText& text, Options& o);
 
-// --wait, --ipc-copy and --no-fuse, which pingpong shares: added to `app`, then parsed
-// into `o` (with whether each was given). Throws UsageError.
-void add_device_wait_options(CLI::App& app, std::string& wait, std::string& ipc_copy, bool& fuse);
-void apply_device_wait_options(const CLI::App& app, const std::string& wait,
-                               const std::string& ipc_copy, Options& o);
+// The device flags every binary shares, as given: -m (each binary words its help) and
+// --device-map, --stage-chunk, --wait, --ipc-copy, --no-fuse (add_device_flags adds
+// these), parsed into `o` by read_device_flags (with whether each was given). Throws
+// UsageError.
+struct DeviceText {
+  std::string memory = "host", device_map, stage_chunk = "1M", wait = "spin", ipc_copy = "auto";
+};
+void add_device_flags(CLI::App& app, DeviceText& text, bool& fuse);
+void read_device_flags(const CLI::App& app, const DeviceText& text, Options& o);
 
 // "0,0,1,1": the GPU of local rank i is entry i (wrapping). Throws UsageError.
 std::vector<int> parse_device_map(std::string_view text);

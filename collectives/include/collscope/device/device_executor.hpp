@@ -35,16 +35,12 @@
 #include "collscope/executor.hpp"
 #include "collscope/sequencer.hpp"
 #include "collscope/transport.hpp"
+#include "collscope/types.hpp"
 
 namespace collscope {
 
 template <class Ex, class Call>
 struct ExecutorSink;
-
-enum class DevicePath { cuda_aware, staged, ipc };
-
-std::string_view path_name(DevicePath p);
-std::optional<DevicePath> parse_path(std::string_view s);
 
 // The staged path's chunk: small enough to pipeline, large enough to reach the wire's
 // bandwidth.
@@ -73,17 +69,18 @@ class DeviceExecutor final : public Executor {
   // Collective over `comm`: sets up the path's transports and checks it can run here
   // (cuda_aware: the library takes device pointers; ipc: every rank on one node), with a
   // UsageError otherwise. No path: cuda_aware where the library takes device pointers,
-  // else staged. `transport` is "mpi" or "ucx"; `node_of_rank` from node_map.
-  DeviceExecutor(device::Runtime& rt, std::optional<DevicePath> path, const std::string& transport,
+  // else staged. `transport` is mpi or ucx; `node_of_rank` from node_map.
+  DeviceExecutor(device::Runtime& rt, std::optional<DevicePath> path, TransportKind transport,
                  MPI_Comm comm, const std::vector<int>& node_of_rank,
                  const DeviceOptions& options = {});
   ~DeviceExecutor() override;
 
-  std::string name() const override { return transport_; }
+  std::string name() const override { return std::string(transport_name(transport_)); }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   Queue queue() const override { return {stream_}; }
   std::string path() const override { return std::string(path_name(path_)); }
+  std::optional<DevicePath> device_path() const override { return path_; }
 
   void run(Plan& plan, Steps& steps, CallBuffers buffers, std::uint32_t seq,
            const CallKey* key = nullptr) override;
@@ -112,7 +109,7 @@ class DeviceExecutor final : public Executor {
 
   device::Runtime& rt_;
   DevicePath path_;
-  std::string transport_;
+  TransportKind transport_;
   int rank_ = 0, size_ = 1;
   device::Stream stream_ = nullptr;
   bool stream_busy_ = false;  // work enqueued since the stream was last drained

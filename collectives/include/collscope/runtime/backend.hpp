@@ -22,7 +22,7 @@
 namespace collscope {
 
 struct BackendSpec {
-  std::string transport = "mpi";  // mpi, ucx, nccl
+  TransportKind transport = TransportKind::mpi;
   MemoryKind memory = MemoryKind::host;
   // Device memory over mpi or ucx; nullopt: cuda_aware where the library takes device
   // pointers, else staged.

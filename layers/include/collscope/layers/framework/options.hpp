@@ -26,13 +26,12 @@
 namespace collscope::layers {
 
 struct LayerOptions {
-  std::string transport = "mpi";
   Passes passes;
   DataType storage = DataType::float32;
   std::uint64_t seed = 1;
   int iters = 10;
   int warmup = 2;
-  std::string format = "table";
+  bench::OutputFormat format = bench::OutputFormat::table;
   std::string json_path;
   std::string output_path;  // -O: append the record to this HDF5 results file
   double timeout_s = 0;
@@ -40,13 +39,14 @@ struct LayerOptions {
   int ep = 0;  // 0: every rank (layers with --ep)
   int etp = 1;
   std::map<Collective, std::string> algorithm_names;  // as --<collective>-alg gave them
-  // -m, --path, --device-map, --stage-chunk, --wait, --ipc-copy, --no-fuse: the
-  // benchmarks' fields (its memory, transport and device ones only).
+  // -t, -m, --path, --device-map, --stage-chunk, --wait, --ipc-copy, --no-fuse: the
+  // benchmarks' fields (its transport, memory and device ones only).
   bench::Options device;
   bool overlap = false;   // --overlap
   double noise_threshold = 0.2;  // --noise-threshold (program/stats.hpp)
   int round = -1;                // --round: the sweep round of the record, -1 none
   MemoryKind memory() const { return device.memory; }
+  TransportKind transport() const { return device.transport; }
   LayerShape shape;  // what the layer's own flags make of it (Layer::read_options)
   bool show_help = false;
   std::string help_text;
