@@ -68,6 +68,7 @@
 #include "collscope/program/spread_fields.hpp"
 #include "collscope/runtime/backend.hpp"
 #include "collscope/runtime/gpu_sharing.hpp"
+#include "collscope/patterns/tournament.hpp"
 #include "collscope/comm.hpp"
 #include "collscope/enum_names.hpp"
 #include "collscope/errors.hpp"
@@ -91,9 +92,7 @@ using program::WatchedSection;
 
 constexpr const char* kProgram = "pingpong";
 
-struct Pair {
-  int a = 0, b = 1;
-};
+using Pair = patterns::RankPair;  // a < b once checked
 
 // ---- command line --------------------------------------------------------------------
 
@@ -466,26 +465,6 @@ std::vector<std::byte> sender_pattern(std::size_t bytes, int sender) {
     std::memcpy(buf.data() + i, &word, std::min<std::size_t>(8, buf.size() - i));
   }
   return buf;
-}
-
-// A round-robin tournament by the circle method: rank m-1 stays put, the others rotate;
-// round r pairs m-1 with r and (r+i) with (r-i) mod (m-1). m = N, or N+1 when N is odd
-// (the extra "rank" is a rest: its partner sits the round out). Every pair meets in
-// exactly one round. scripts/collscope/accept/judge.py rebuilds the same rounds from N (to know which
-// pairs shared hosts in a round), and pingpong_test.py checks them.
-std::vector<std::vector<Pair>> tournament_rounds(int n) {
-  const int m = n % 2 == 0 ? n : n + 1;
-  std::vector<std::vector<Pair>> rounds;
-  for (int r = 0; r < m - 1; ++r) {
-    std::vector<Pair> round;
-    for (int i = 0; i < m / 2; ++i) {
-      const int a = i == 0 ? m - 1 : (r + i) % (m - 1);
-      const int b = (r + m - 1 - i) % (m - 1);
-      if (a < n && b < n) round.push_back({std::min(a, b), std::max(a, b)});
-    }
-    rounds.push_back(std::move(round));
-  }
-  return rounds;
 }
 
 int partner_in(const std::vector<Pair>& round, int rank) {
@@ -932,7 +911,7 @@ SizeRecord measure_size(PingPong& pp, std::size_t bytes) {
   SizeRecord s{bytes, pp.nranks(), p.all_pairs, p.common.check, {}, std::vector<RankVolume>(cells),
                std::vector<RankVolume>(cells), 0, {}, p.pattern};
   if (p.pattern == Pattern::rounds) {
-    const std::vector<std::vector<Pair>> rounds = tournament_rounds(pp.nranks());
+    const std::vector<std::vector<Pair>> rounds = patterns::tournament_rounds(pp.nranks());
     for (std::size_t i = 0; i < rounds.size(); ++i) {
       const StepResult r = pp.measure_round(rounds[i], bytes);
       if (pp.rank() == 0) add_round(s, rounds[i], r, p.common.iters, static_cast<int>(i));
@@ -991,6 +970,26 @@ int run(PingPong& pp, results::ResultsFile* h5, const std::vector<std::string>& 
   return code;
 }
 
+// `pingpong --print-rounds N`: --pattern rounds' rounds at N ranks as one JSON line,
+// [[[a, b], ...], ...], for the acceptance judge (which pairs ran at once). A pure query:
+// answered before MPI starts.
+int print_rounds(int argc, char** argv) {
+  const std::optional<int> n = argc == 3 ? parse_rank(argv[2]) : std::nullopt;
+  if (!n || *n < 2) {
+    std::fprintf(stderr, "%s: error: --print-rounds needs one rank count N >= 2, and nothing else\n",
+                 kProgram);
+    return kExitUsage;
+  }
+  nlohmann::json rounds = nlohmann::json::array();
+  for (const std::vector<Pair>& round : patterns::tournament_rounds(*n)) {
+    nlohmann::json pairs = nlohmann::json::array();
+    for (const Pair& p : round) pairs.push_back({p.a, p.b});
+    rounds.push_back(std::move(pairs));
+  }
+  std::cout << rounds.dump() << "\n";
+  return kExitOk;
+}
+
 int main_on_all_ranks(int argc, char** argv, int rank, int nranks) {
   PingpongOptions opts = parse_pingpong_options(argc, argv);
   if (opts.common.show_help) {
@@ -1014,6 +1013,8 @@ int main_on_all_ranks(int argc, char** argv, int rank, int nranks) {
 }  // namespace collscope::bench
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == "--print-rounds")
+    return collscope::bench::print_rounds(argc, argv);
   return collscope::program::run_mpi_main(collscope::bench::kProgram, argc, argv,
                                           collscope::bench::main_on_all_ranks);
 }

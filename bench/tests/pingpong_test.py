@@ -16,11 +16,11 @@ import subprocess
 import sys
 import tempfile
 
-from collscope.accept.judge import tournament   # the rounds, as the acceptance judge restates them
 from collscope.checks import check, failures
 from collscope.runtime_noise import without_runtime_noise
 
 BIN = sys.argv[1]
+PINGPONG = os.path.join(BIN, "pingpong")
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_rmaps_base_oversubscribe="1")
 FAST = ["-n", "3", "-w", "1"]
@@ -256,11 +256,32 @@ def check_pattern_record(r, pattern, n, size):
           f"{what}: time_us_min/max are the matrix's extremes")
 
 
+def printed_rounds(n):
+    """`pingpong --print-rounds N`: the rounds the acceptance judge reads."""
+    p = subprocess.run([PINGPONG, "--print-rounds", str(n)], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, f"--print-rounds {n}: exit 0 (got {p.returncode}: {p.stderr.strip()})")
+    return [[tuple(pair) for pair in rd] for rd in json.loads(p.stdout)] if p.returncode == 0 else []
+
+
+def test_printed_rounds():
+    check(printed_rounds(4) == [[(0, 3), (1, 2)], [(1, 3), (0, 2)], [(2, 3), (0, 1)]],
+          "--print-rounds 4: the circle method's three rounds")
+    for n in range(2, 12):
+        rounds = printed_rounds(n)
+        pairs = [p for rd in rounds for p in rd]
+        check(len(rounds) == n - 1 + n % 2 and sorted(pairs) == [(a, b) for a in range(n) for b in range(a + 1, n)]
+              and all(len({x for p in rd for x in p}) == 2 * len(rd) for rd in rounds),
+              f"--print-rounds {n}: every two ranks meet once, the pairs of a round disjoint")
+    for bad in (["--print-rounds"], ["--print-rounds", "1"], ["--print-rounds", "x"],
+                ["--print-rounds", "4", "-b", "8"]):
+        p = subprocess.run([PINGPONG] + bad, capture_output=True, text=True, timeout=60)
+        check(p.returncode == 2 and p.stderr.startswith("pingpong: error: --print-rounds needs")
+              and len(p.stderr.splitlines()) == 1 and not p.stdout,
+              f"{' '.join(bad)}: one line, exit 2 (got {p.returncode}: {p.stderr.strip()})")
+
+
 def test_patterns():
-    check(tournament(4) == [[(0, 3), (1, 2)], [(1, 3), (0, 2)], [(2, 3), (0, 1)]]
-          and all(len({p for rd in tournament(n) for p in rd}) == n * (n - 1) // 2
-                  and all(len({x for p in rd for x in p}) == 2 * len(rd) for rd in tournament(n))
-                  for n in range(2, 10)), "the circle method pairs every two ranks once, disjointly")
+    test_printed_rounds()
     for pattern in ("rounds", "ring"):
         for n in (2, 4, 5):
             code, out, err = run(["--pattern", pattern, "-b", "0", "-e", "4K", "-f", "64", "--format",

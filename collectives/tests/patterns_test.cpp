@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "collscope/patterns/block.hpp"
@@ -11,10 +12,30 @@
 #include "collscope/patterns/ring.hpp"
 #include "collscope/patterns/ring_own_block.hpp"
 #include "collscope/patterns/static_tree.hpp"
+#include "collscope/patterns/tournament.hpp"
 #include "collscope/patterns/tree.hpp"
 
 namespace collscope::patterns {
 namespace {
+
+// Every two ranks meet in exactly one round, a round's pairs touch each rank at most once,
+// and there are N-1 rounds (N even) or N (N odd: one rank rests in each).
+TEST(Tournament, EveryPairOnceAndEachRoundDisjoint) {
+  for (int n = 2; n <= 17; ++n) {
+    const auto rounds = tournament_rounds(n);
+    EXPECT_EQ(static_cast<int>(rounds.size()), n % 2 == 0 ? n - 1 : n) << "N " << n;
+    std::set<std::pair<int, int>> met;
+    for (const auto& round : rounds) {
+      std::set<int> busy;
+      for (const RankPair& p : round) {
+        EXPECT_TRUE(0 <= p.a && p.a < p.b && p.b < n) << "N " << n;
+        EXPECT_TRUE(busy.insert(p.a).second && busy.insert(p.b).second) << "N " << n;
+        EXPECT_TRUE(met.insert({p.a, p.b}).second) << "N " << n << ": " << p.a << "," << p.b << " twice";
+      }
+    }
+    EXPECT_EQ(met.size(), static_cast<std::size_t>(n * (n - 1) / 2)) << "N " << n;
+  }
+}
 
 TEST(Block, CoversTheBufferExactlyOnceWithOpenMpiRule) {
   for (int n = 1; n <= 17; ++n)

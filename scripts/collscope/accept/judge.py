@@ -28,22 +28,11 @@ MIN_PEERS = 3      # fewer peers than this: no peer judgement (a median of 2 is 
 
 # ---- 1. observations -------------------------------------------------------------------
 
-def tournament(n):
-    """--pattern rounds' rounds (bench/pingpong.cpp), restated from the circle method: rank
-    m-1 stays put, round r pairs it with r and (r+i) with (r-i) mod (m-1); m = n, or n+1 (a
-    rest) when odd. bench/tests/pingpong_test.py checks them against pingpong's."""
-    m = n + n % 2
-    rounds = []
-    for r in range(m - 1):
-        pairs = [(m - 1, r)] + [((r + i) % (m - 1), (r - i) % (m - 1)) for i in range(1, m // 2)]
-        rounds.append([tuple(sorted(p)) for p in pairs if max(p) < n])
-    return rounds
-
-
-def rounds_shares(layout):
-    """{pair: how many pairs of its round use the same hosts (itself included)}."""
+def rounds_shares(layout, rounds):
+    """{pair: how many pairs of its round use the same hosts (itself included)}; `rounds`
+    as pingpong ran them (Screening.rounds, from `pingpong --print-rounds N`)."""
     shares = {}
-    for rd in tournament(layout.n):
+    for rd in rounds:
         counts = Counter(layout.host_link(a, b) for a, b in rd)
         for a, b in rd:
             shares[(a, b)] = counts[layout.host_link(a, b)]
@@ -57,7 +46,7 @@ def ring_share(layout, a, b):
                if layout.host(r) == layout.host(a) and layout.host((r + k) % n) == layout.host(b))
 
 
-def pattern_values(layout, pattern, matrix):
+def pattern_values(layout, pattern, matrix, rounds=None):
     """{(a, b): GB/s} for one pattern's bandwidth matrix. A flow that shares its hosts
     with k - 1 others of the same step counts k times its rate, so that every link is
     compared at its full load; ring: the mean of the two directions."""
@@ -65,14 +54,14 @@ def pattern_values(layout, pattern, matrix):
     if pattern == "pairs":
         return {p: matrix[p[0]][p[1]] for p in pairs}
     if pattern == "rounds":
-        shares = rounds_shares(layout)
+        shares = rounds_shares(layout, rounds)
         return {p: matrix[p[0]][p[1]] * shares[p] for p in pairs}
     return {(a, b): (matrix[a][b] * ring_share(layout, a, b) + matrix[b][a] * ring_share(layout, b, a)) / 2
             for a, b in pairs}
 
 
 def bandwidth_table(layout, screening):
-    return {(pattern, i): pattern_values(layout, pattern, m)
+    return {(pattern, i): pattern_values(layout, pattern, m, screening.rounds)
             for pattern, mats in screening.bandwidth.items() for i, m in enumerate(mats)}
 
 

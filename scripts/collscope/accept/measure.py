@@ -170,6 +170,17 @@ class Runner:
             self.note_problems(name, r)
         return records
 
+    def tournament_rounds(self):
+        """--pattern rounds' rounds at this placement's N, from pingpong itself (`pingpong
+        --print-rounds N`, answered without MPI on this host): [[(a, b), ...], ...]."""
+        n = self.placement.n
+        argv = [os.path.join(self.bin_dir, "pingpong"), "--print-rounds", str(n)]
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        if p.returncode != 0:
+            raise RuntimeFailure(f"pingpong --print-rounds {n} exited {p.returncode}: "
+                                 f"{error_line(p.stderr, 'pingpong')}")
+        return [[tuple(pair) for pair in rd] for rd in json.loads(p.stdout)]
+
     def retest(self, a, b, size, iters):
         """The pair alone: its per-iteration half round trips (us)."""
         r = self.pingpong(f"retest-{a}-{b}-{size}B",
@@ -179,16 +190,20 @@ class Runner:
 
 class Screening:
     """Every repeat's figures: compute probes, latency matrices, bandwidth matrices per
-    pattern (N x N, GB/s, as pingpong reported them)."""
+    pattern (N x N, GB/s, as pingpong reported them), and --pattern rounds' rounds (which
+    pairs ran at once; None when rounds did not run)."""
 
     def __init__(self):
         self.probes, self.latency, self.bandwidth = [], [], {}
+        self.rounds = None
 
 
 def screen(runner, patterns, repeats, check_layout, links=True, after_repeat=None):
     """The screening's repeats: the links' launches (unless `links` is false), then
     `after_repeat(i)` (the GPU classes' launches of the same repeat)."""
     out = Screening()
+    if links and "rounds" in patterns:
+        out.rounds = runner.tournament_rounds()
     for i in range(repeats):
         if links:
             screen_links(runner, out, patterns, i, check_layout)
