@@ -69,6 +69,7 @@
 #include "collscope/runtime/backend.hpp"
 #include "collscope/runtime/gpu_sharing.hpp"
 #include "collscope/patterns/tournament.hpp"
+#include "collscope/theory.hpp"
 #include "collscope/comm.hpp"
 #include "collscope/enum_names.hpp"
 #include "collscope/errors.hpp"
@@ -576,30 +577,6 @@ StepResult PingPong::measure_shift(int k, std::size_t bytes) {
 
 // ---- the record of one size (rank 0) -------------------------------------------------
 
-// One message of `bytes` (a signal when bytes is 0), as its sender (`out`) and its
-// receiver (`in`) count it.
-void count_message(RankVolume& out, RankVolume& in, std::size_t bytes) {
-  if (bytes > 0) {
-    out.send(bytes);
-    in.recv(bytes);
-  } else {
-    out.signal_sent();
-    in.signal_received();
-  }
-}
-
-// The exact traffic of one probe: a and b each send and receive `bytes` in one message
-// (a 0-byte signal when bytes is 0); nobody else moves anything.
-std::vector<RankVolume> pair_theory(Pair p, std::size_t bytes, int nranks) {
-  const std::size_t n = static_cast<std::size_t>(nranks);
-  std::vector<RankVolume> t(n * n);
-  RankVolume leg;
-  count_message(leg, leg, bytes);  // each of a and b sends one and receives one
-  t[static_cast<std::size_t>(p.a) * n + static_cast<std::size_t>(p.b)] = leg;
-  t[static_cast<std::size_t>(p.b) * n + static_cast<std::size_t>(p.a)] = leg;
-  return t;
-}
-
 std::string describe(const RankVolume& v) {
   return "sent " + std::to_string(v.sent_bytes) + " B/" + std::to_string(v.sent_msgs) +
          " msgs, recv " + std::to_string(v.recv_bytes) + " B/" + std::to_string(v.recv_msgs) +
@@ -618,7 +595,7 @@ struct SizeRecord {
 };
 
 void add_pair(SizeRecord& s, PairResult r) {
-  const std::vector<RankVolume> want = pair_theory(r.pair, s.bytes, s.nranks);
+  const std::vector<RankVolume> want = theory::pingpong_pair(r.pair, s.bytes, s.nranks);
   const std::size_t n = static_cast<std::size_t>(s.nranks);
   for (std::size_t i = 0; i < want.size(); ++i) {
     if (r.traffic[i] != want[i] && s.volume_error.empty())
@@ -630,30 +607,6 @@ void add_pair(SizeRecord& s, PairResult r) {
   }
   s.wrong += r.wrong;
   s.pairs.push_back(std::move(r));
-}
-
-// The exact traffic of one round's probe: each of its pairs as if alone (disjoint pairs).
-std::vector<RankVolume> round_theory(const std::vector<Pair>& round, std::size_t bytes, int nranks) {
-  std::vector<RankVolume> t(static_cast<std::size_t>(nranks) * static_cast<std::size_t>(nranks));
-  for (Pair p : round) {
-    const std::vector<RankVolume> one = pair_theory(p, bytes, nranks);
-    for (std::size_t i = 0; i < t.size(); ++i) t[i] += one[i];
-  }
-  return t;
-}
-
-// The exact traffic of shift k's probe: every rank sends one message to r+k and receives
-// one from r-k (at k = N/2 both in the same cell); a 0-byte size is a signal.
-std::vector<RankVolume> ring_theory(int k, std::size_t bytes, int nranks) {
-  const std::size_t n = static_cast<std::size_t>(nranks);
-  std::vector<RankVolume> t(n * n);
-  for (int r = 0; r < nranks; ++r) {
-    const std::size_t row = static_cast<std::size_t>(r) * n;
-    RankVolume& out = t[row + static_cast<std::size_t>((r + k) % nranks)];
-    RankVolume& in = t[row + static_cast<std::size_t>((r - k + nranks) % nranks)];
-    count_message(out, in, bytes);
-  }
-  return t;
 }
 
 // Adds one round's or shift's probe to the size's totals, checking it cell by cell
@@ -679,7 +632,7 @@ std::vector<double> times_of(const StepResult& r, int rank, int iters) {
 // A round: each pair's time is its first rank's half round trip (as for one pair).
 void add_round(SizeRecord& s, const std::vector<Pair>& round, const StepResult& r, int iters,
                int index) {
-  add_step_volume(s, r.traffic, round_theory(round, s.bytes, s.nranks),
+  add_step_volume(s, r.traffic, theory::pingpong_round(round, s.bytes, s.nranks),
                   "round " + std::to_string(index));
   for (Pair p : round) {
     PairResult pr{p, times_of(r, p.a, iters), {}, r.wrong[static_cast<std::size_t>(p.a)] +
@@ -695,7 +648,7 @@ void add_round(SizeRecord& s, const std::vector<Pair>& round, const StepResult& 
 // send completes when the transport has taken the bytes (TCP: into the socket buffer),
 // long before they arrive over a slow link.
 void add_shift(SizeRecord& s, int k, const StepResult& r, int iters) {
-  add_step_volume(s, r.traffic, ring_theory(k, s.bytes, s.nranks), "ring shift " + std::to_string(k));
+  add_step_volume(s, r.traffic, theory::pingpong_shift(k, s.bytes, s.nranks), "ring shift " + std::to_string(k));
   for (int a = 0; a < s.nranks; ++a) {
     const int b = (a + k) % s.nranks;
     PairResult pr{{a, b}, times_of(r, b, iters), {}, r.wrong[static_cast<std::size_t>(b)], {}};
