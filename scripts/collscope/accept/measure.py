@@ -173,7 +173,7 @@ class Runner:
     def tournament_rounds(self):
         """--pattern rounds' rounds at this placement's N, from pingpong itself (`pingpong
         --print-rounds N`, answered without MPI on this host): [[(a, b), ...], ...]."""
-        n = self.placement.n
+        n = self.placement.nranks
         argv = [os.path.join(self.bin_dir, "pingpong"), "--print-rounds", str(n)]
         p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
         if p.returncode != 0:
@@ -202,8 +202,6 @@ def screen(runner, patterns, repeats, check_layout, links=True, after_repeat=Non
     """The screening's repeats: the links' launches (unless `links` is false), then
     `after_repeat(i)` (the GPU classes' launches of the same repeat)."""
     out = Screening()
-    if links and "rounds" in patterns:
-        out.rounds = runner.tournament_rounds()
     for i in range(repeats):
         if links:
             screen_links(runner, out, patterns, i, check_layout)
@@ -220,6 +218,8 @@ def screen_links(runner, out, patterns, i, check_layout):
     check_layout(lat["node_of_rank"], f"latency-r{i}")
     out.latency.append(lat["latency_us_matrix"])
     for p in patterns:
+        if p == "rounds" and out.rounds is None:
+            out.rounds = runner.tournament_rounds()
         bw = runner.bandwidth_matrix(p, i)
         check_layout(bw["node_of_rank"], f"{p}-r{i}")
         out.bandwidth.setdefault(p, []).append(bw["bw_gbps_matrix"])
