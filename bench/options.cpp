@@ -6,20 +6,13 @@
 #include <algorithm>
 #include <cctype>
 #include <numeric>
-#include <limits>
 
 #include "collscope/enum_names.hpp"
-#include "collscope/size_text.hpp"
 #include "collscope/errors.hpp"
+#include "collscope/size_text.hpp"
 
 namespace collscope::bench {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string dtype_list() {
   std::string s;
@@ -116,7 +109,6 @@ std::string_view timing_name(Timing t) { return name_of(t, kTimingNames); }
 OutputFormat parse_output_format(const std::string& text) {
   return parse_choice<OutputFormat>(text, kFormatNames, "--format must be table or jsonl");
 }
-
 
 std::string_view rank_combine_name(RankCombine r) { return name_of(r, kRankCombineNames); }
 

@@ -21,11 +21,11 @@
 #include <limits>
 #include <memory>
 #include <new>
-#include <variant>
 #include <optional>
 #include <string>
 #include <system_error>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "collscope/runtime/algorithm.hpp"

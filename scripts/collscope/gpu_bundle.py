@@ -327,12 +327,11 @@ def stage_programs(opts, carried, root, manifest):
     for n in opts["names"]:
         copy(os.path.join(opts["bin_dir"], n), os.path.join(root, "bin", n), manifest)
         elves.append((os.path.join(root, "bin", n), True))
-    # The catalogue of algorithms where the Python tools look for it: beside bin/.
-    copy(algorithms.catalogue_path(opts["bin_dir"]), os.path.join(root, algorithms.CATALOGUE), manifest)
-    # The results schema, beside it (scripts/collscope/results.py).
-    share = os.path.dirname(algorithms.catalogue_path(opts["bin_dir"]))
-    copy(os.path.join(share, "schema.json"), os.path.join(root, os.path.dirname(algorithms.CATALOGUE),
-                                                          "schema.json"), manifest)
+    # The catalogue of algorithms and the results schema (scripts/collscope/results.py)
+    # where the Python tools look for them: beside bin/.
+    build = os.path.dirname(os.path.abspath(opts["bin_dir"]))
+    for rel in (algorithms.CATALOGUE, os.path.join(os.path.dirname(algorithms.CATALOGUE), "schema.json")):
+        copy(os.path.join(build, rel), os.path.join(root, rel), manifest)
     ompi_dir, names = carried.ompi_bins()
     for n in names:
         src = shutil.which(n, path=ompi_dir)
