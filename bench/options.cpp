@@ -154,6 +154,16 @@ void add_sweep_options(CLI::App& app, const SweepHelp& help, SweepText& text, Op
                  "recorded in every row)");
 }
 
+void add_output_flags(CLI::App& app, const OutputHelp& help, std::string& format,
+                      std::string& json_path, std::string& output_path, double& timeout_s) {
+  app.add_option("--format", format, "stdout format: table or jsonl");
+  app.add_option("-J,--json", json_path, "also write " + std::string(help.json) + " to this file");
+  app.add_option("-O,--output", output_path,
+                 "append " + std::string(help.rows) + " to this HDF5 file");
+  app.add_option("--timeout", timeout_s,
+                 "abort " + std::string(help.call) + " stuck longer than this (seconds)");
+}
+
 void apply_sweep_options(const SweepText& text, Options& o) {
   if (text.check != 0 && text.check != 1) throw UsageError("--check must be 0 or 1");
   o.check = text.check == 1;
@@ -341,11 +351,9 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   app.add_option("--graph", o.graph_calls, "capture N calls in a CUDA graph and time its replays "
                  "(-t nccl, --path ipc)");
   app.add_flag("--blocking", o.blocking, "complete each call before issuing the next");
-  app.add_option("--format", text.format, "stdout format: table or jsonl");
-  app.add_option("-J,--json", o.json_path, "also write JSON lines to this file");
-  app.add_option("-O,--output", o.output_path, "append the results to this HDF5 file");
+  add_output_flags(app, {"JSON lines", "the results", "a call"}, text.format, o.json_path,
+                   o.output_path, o.timeout_s);
   app.add_option("--model", o.model_path, "cost model file: predict each row's time");
-  app.add_option("--timeout", o.timeout_s, "abort a call stuck longer than this (seconds)");
   app.add_flag("--in-place", o.in_place, "run in place (send buffer = receive buffer)");
   app.add_flag("--vendor-volume,!--no-vendor-volume", o.vendor_volume,
                "the MPI library counts each probe call's traffic (Open MPI's pml monitoring): "

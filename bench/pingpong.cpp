@@ -161,10 +161,8 @@ PingpongOptions parse_pingpong_options(int argc, const char* const* argv) {
   CLI::Option* pairs_option = app.add_option("--pairs", pairs, "two ranks A,B (default 0,1), or all");
   app.add_option("--pattern", pattern,
                  "pairs (one pair at a time), rounds (disjoint pairs at once) or ring (r -> r+k at once)");
-  app.add_option("--format", text.format, "stdout format: table or jsonl");
-  app.add_option("-J,--json", o.json_path, "also write JSON lines to this file");
-  app.add_option("-O,--output", o.output_path, "append the results to this HDF5 file");
-  app.add_option("--timeout", o.timeout_s, "abort a round trip stuck longer than this (seconds)");
+  add_output_flags(app, {"JSON lines", "the results", "a round trip"}, text.format, o.json_path,
+                   o.output_path, o.timeout_s);
   app.set_help_flag("-h,--help", "print this help and exit");
   if (!parse_command_line(app, argc, argv, o.help_text)) {
     o.show_help = true;

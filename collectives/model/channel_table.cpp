@@ -1,5 +1,7 @@
 #include "channel_table.hpp"
 
+#include "linear_probing.hpp"
+
 namespace collscope::detail {
 
 std::size_t UnmatchedSends::home(const ChannelKey& k) const {
@@ -18,17 +20,9 @@ std::size_t UnmatchedSends::find(const ChannelKey& k) const {
   return i;
 }
 
-// Linear probing's deletion without tombstones: the entries after the hole that would
-// no longer be found from their home slot move back into it.
 void UnmatchedSends::erase_at(std::size_t i) {
-  const std::size_t mask = slots_.size() - 1;
-  for (std::size_t j = (i + 1) & mask; slots_[j].used; j = (j + 1) & mask) {
-    const std::size_t h = home(slots_[j].key);
-    const bool reachable = i <= j ? (i < h && h <= j) : (i < h || h <= j);
-    if (reachable) continue;  // its probe from h does not pass the hole
-    slots_[i] = slots_[j];
-    i = j;
-  }
+  i = close_hole(slots_, i, [this](const Slot& s) { return home(s.key); },
+                 [](const Slot& s) { return s.used; });
   slots_[i].used = false;
   --used_;
 }

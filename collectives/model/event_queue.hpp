@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "linear_probing.hpp"
+
 namespace collscope::detail {
 
 class EventQueue {
@@ -208,13 +210,8 @@ class EventQueue {
     const std::size_t mask = slots_.size() - 1;
     std::size_t i = home(t);
     while (slots_[i].bits != t || slots_[i].bucket == kNone) i = (i + 1) & mask;
-    for (std::size_t j = (i + 1) & mask; slots_[j].bucket != kNone; j = (j + 1) & mask) {
-      const std::size_t h = home(slots_[j].bits);
-      const bool reachable = i <= j ? (i < h && h <= j) : (i < h || h <= j);
-      if (reachable) continue;  // its probe from h does not pass the hole
-      slots_[i] = slots_[j];
-      i = j;
-    }
+    i = close_hole(slots_, i, [this](const Slot& s) { return home(s.bits); },
+                   [](const Slot& s) { return s.bucket != kNone; });
     slots_[i].bucket = kNone;
     --used_;
   }

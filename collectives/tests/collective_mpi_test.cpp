@@ -140,14 +140,8 @@ class CollectiveTest : public ::testing::TestWithParam<const Algorithm*> {
   }
 
   CollArgs args_for(const Case& k) const {
-    CollArgs a;
-    a.count = k.count;
-    a.dtype = k.dtype;
-    a.op = k.op;
-    a.root = k.root;
-    a.segment_bytes = k.segment_bytes;
-    a.splits = k.splits;
-    return a;
+    return CollArgs{.count = k.count, .dtype = k.dtype, .op = k.op, .root = k.root,
+                    .segment_bytes = k.segment_bytes, .splits = k.splits};
   }
 
   int rank_ = 0, n_ = 1;

@@ -11,9 +11,12 @@
 
 #include "collscope/executor_sink.hpp"
 #include "collscope/sequencer.hpp"
+#include "test_steps.hpp"
 
 namespace collscope {
 namespace {
+
+using test::plan_of;
 
 using Words = std::vector<std::string>;
 
@@ -75,19 +78,12 @@ class WordExecutor {
   int posted_ = 0;
 };
 
-Plan plan_of() {
-  CollArgs a;
-  a.count = 64;  // floats
-  return Plan(0, 4, a, {});
-}
-
 // A ring step, an empty step, and a step of signals.
 Steps three_steps(Plan& p) {
   const BufRef box = p.scratch(16);
   const std::uint32_t tag = p.tag();
   StepBuilder s(p);
-  s.send(1, Plan::send(0), 16, tag).recv(3, box, 16, tag).reduce(Plan::recv(16), Plan::send(16), box, 16);
-  co_yield s.step("ring", 0);
+  co_yield test::ring_ops(s, box, tag).step("ring", 0);
   co_yield s.step("nothing", 1);
   co_yield s.signal(2, tag).wait_signal(2, tag).step("sync", 2);
 }

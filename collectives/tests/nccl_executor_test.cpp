@@ -66,15 +66,9 @@ ncclResult_t comm_destroy(ncclComm_t) { return ncclSuccess; }
 const char* error_string(ncclResult_t) { return "stand-in failure"; }
 
 nccl::Library stand_in() {
-  nccl::Library lib;
-  lib.version = 22809;
-  lib.GetErrorString = error_string;
-  lib.CommDestroy = comm_destroy;
-  lib.GroupStart = group_start;
-  lib.GroupEnd = group_end;
-  lib.Send = send;
-  lib.Recv = recv;
-  return lib;
+  return nccl::Library{.version = 22809, .path = {}, .GetErrorString = error_string,
+                       .CommDestroy = comm_destroy, .GroupStart = group_start,
+                       .GroupEnd = group_end, .Send = send, .Recv = recv};
 }
 
 // Rank 0 of 2: an exchange whose received block is then copied, an empty step, and a

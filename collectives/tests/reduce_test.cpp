@@ -115,16 +115,25 @@ TEST(Half, OverflowAndUnderflow) {
   EXPECT_EQ(h16(std::numeric_limits<float>::denorm_min()), 0x0000);
 }
 
-TEST(Half, RoundsToNearestEven) {
-  EXPECT_EQ(h16(1.0f + std::ldexp(1.0f, -11)), 0x3c00);  // tie, 1.0 is even
-  EXPECT_EQ(h16(1.0f + std::ldexp(3.0f, -11)), 0x3c02);  // tie, rounds up to even
-  EXPECT_EQ(h16(1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20)), 0x3c01);
-  EXPECT_EQ(h16(1.0f + std::ldexp(1.0f, -11) - std::ldexp(1.0f, -20)), 0x3c00);
-  EXPECT_EQ(hf(h16(2049.0f)), 2048.0f);
-  EXPECT_EQ(hf(h16(2051.0f)), 2052.0f);
-  EXPECT_EQ(hf(h16(-2051.0f)), -2052.0f);
-  EXPECT_EQ(hf(h16(2050.0f)), 2050.0f);
+// Round to nearest, ties to even, in a 16-bit format with `mantissa` stored bits whose 1.0
+// is the pattern `one`: at 1 + ulp/2 a tie down to 1.0 (even), at 1 + 3 ulp/2 a tie up to
+// 1 + 2 ulp; just above or below a tie, the nearer. Where integers are 2 apart
+// (2^(mantissa+1): 2048 in half, 256 in bfloat16) odd ones tie to the even neighbour.
+void expect_ties_to_even(std::uint16_t (*to)(float), float (*from)(std::uint16_t), int mantissa,
+                         std::uint16_t one) {
+  const float half_ulp = std::ldexp(1.0f, -mantissa - 1), nudge = std::ldexp(1.0f, -20);
+  EXPECT_EQ(to(1.0f + half_ulp), one);
+  EXPECT_EQ(to(1.0f + 3 * half_ulp), one + 2);
+  EXPECT_EQ(to(1.0f + half_ulp + nudge), one + 1);
+  EXPECT_EQ(to(1.0f + half_ulp - nudge), one);
+  const float even = std::ldexp(1.0f, mantissa + 1);
+  EXPECT_EQ(from(to(even + 1)), even);
+  EXPECT_EQ(from(to(even + 3)), even + 4);
+  EXPECT_EQ(from(to(-(even + 3))), -(even + 4));
+  EXPECT_EQ(from(to(even + 2)), even + 2);
 }
+
+TEST(Half, RoundsToNearestEven) { expect_ties_to_even(h16, hf, 10, 0x3c00); }
 
 TEST(BFloat16, KnownBitPatterns) {
   EXPECT_EQ(b16(1.0f), 0x3f80);
@@ -156,13 +165,7 @@ TEST(BFloat16, NaNStaysQuietNaN) {
 }
 
 TEST(BFloat16, RoundsToNearestEven) {
-  EXPECT_EQ(b16(1.0f + std::ldexp(1.0f, -8)), 0x3f80);  // tie, 1.0 is even
-  EXPECT_EQ(b16(1.0f + std::ldexp(3.0f, -8)), 0x3f82);  // tie, rounds up to even
-  EXPECT_EQ(b16(1.0f + std::ldexp(1.0f, -8) + std::ldexp(1.0f, -20)), 0x3f81);
-  EXPECT_EQ(b16(1.0f + std::ldexp(1.0f, -8) - std::ldexp(1.0f, -20)), 0x3f80);
-  EXPECT_EQ(bf(b16(257.0f)), 256.0f);
-  EXPECT_EQ(bf(b16(259.0f)), 260.0f);
-  EXPECT_EQ(bf(b16(-259.0f)), -260.0f);
+  expect_ties_to_even(b16, bf, 7, 0x3f80);
   EXPECT_EQ(b16(std::bit_cast<float>(0x3f7fffffu)), 0x3f80);  // carries into exponent
 }
 

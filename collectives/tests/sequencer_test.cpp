@@ -9,9 +9,12 @@
 #include <vector>
 
 #include "collscope/sequencer.hpp"
+#include "test_steps.hpp"
 
 namespace collscope {
 namespace {
+
+using test::plan_of;
 
 // Each operation as a short word: "recv1@0" (post a receive from rank 1, the first
 // message posted), "send2@1", "wait@0" (wait for message 0), "reduce", "copy",
@@ -41,12 +44,6 @@ std::vector<std::string> issue_order(Plan& plan, Steps& steps, std::size_t windo
   return sink.words;
 }
 
-Plan plan_of(std::size_t count = 64) {
-  CollArgs a;
-  a.count = count;  // floats
-  return Plan(0, 4, a, {});
-}
-
 using Words = std::vector<std::string>;
 
 // One ring step: receives first, then sends, then the wait, then the reduction of what
@@ -55,8 +52,7 @@ Steps ring_step(Plan& p) {
   const BufRef in = p.scratch(16);
   const std::uint32_t tag = p.tag();
   StepBuilder s(p);
-  s.send(1, Plan::send(0), 16, tag).recv(3, in, 16, tag).reduce(Plan::recv(16), Plan::send(16), in, 16);
-  co_yield s.step("ring", 0);
+  co_yield test::ring_ops(s, in, tag).step("ring", 0);
 }
 
 TEST(Sequencer, ReceivesThenSendsThenWaitThenLocalOps) {

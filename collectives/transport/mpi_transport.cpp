@@ -104,23 +104,29 @@ Request MpiTransport::post(Slot slot) {
   return Request{idx};
 }
 
-Request MpiTransport::isend(int peer, const void* buf, std::size_t bytes, MemoryKind mem,
-                           Tag tag) {
+// A send or a receive posted: the message as bytes (a large one as a contiguous type,
+// byte_type), its request kept in a slot.
+Request MpiTransport::start(int peer, void* buf, std::size_t bytes, MemoryKind mem, Tag tag,
+                            bool is_recv) {
   check_peer(peer, bytes, mem);
   ByteType bt = byte_type(bytes);
-  Slot s{MPI_REQUEST_NULL, peer, false, bytes};
-  check_mpi(MPI_Isend(buf, bt.count, bt.type, peer, mpi_tag(tag), comm_, &s.req), "MPI_Isend");
+  Slot s{MPI_REQUEST_NULL, peer, is_recv, bytes};
+  if (is_recv)
+    check_mpi(MPI_Irecv(buf, bt.count, bt.type, peer, mpi_tag(tag), comm_, &s.req), "MPI_Irecv");
+  else
+    check_mpi(MPI_Isend(buf, bt.count, bt.type, peer, mpi_tag(tag), comm_, &s.req), "MPI_Isend");
   if (bt.type != MPI_BYTE) MPI_Type_free(&bt.type);
   return post(s);
 }
 
+Request MpiTransport::isend(int peer, const void* buf, std::size_t bytes, MemoryKind mem,
+                           Tag tag) {
+  // MPI_Isend reads buf only; start takes one pointer type for both directions.
+  return start(peer, const_cast<void*>(buf), bytes, mem, tag, false);
+}
+
 Request MpiTransport::irecv(int peer, void* buf, std::size_t bytes, MemoryKind mem, Tag tag) {
-  check_peer(peer, bytes, mem);
-  ByteType bt = byte_type(bytes);
-  Slot s{MPI_REQUEST_NULL, peer, true, bytes};
-  check_mpi(MPI_Irecv(buf, bt.count, bt.type, peer, mpi_tag(tag), comm_, &s.req), "MPI_Irecv");
-  if (bt.type != MPI_BYTE) MPI_Type_free(&bt.type);
-  return post(s);
+  return start(peer, buf, bytes, mem, tag, true);
 }
 
 void MpiTransport::wait(Request& req) {

@@ -92,17 +92,8 @@ MatSpan block_span(Array& a, const HeadViews& hv, std::size_t b) {
 // One batched product over the heads: a, b, c each move by its stride per head.
 void heads_gemm(Engine& e, std::size_t heads, MatView a, Trans ta, std::size_t stride_a,
                 MatView b, Trans tb, std::size_t stride_b, MatSpan c, std::size_t stride_c) {
-  GemmCall g;
-  g.a = a;
-  g.ta = ta;
-  g.b = b;
-  g.tb = tb;
-  g.c = c;
-  g.batch = heads;
-  g.stride_a = stride_a;
-  g.stride_b = stride_b;
-  g.stride_c = stride_c;
-  e.run_gemm(g);
+  e.run_gemm(GemmCall{.a = a, .ta = ta, .b = b, .tb = tb, .c = c, .batch = heads,
+                      .stride_a = stride_a, .stride_b = stride_b, .stride_c = stride_c});
 }
 
 float softmax_scale(std::size_t d) { return 1.0f / std::sqrt(static_cast<float>(d)); }

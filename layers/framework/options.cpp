@@ -108,10 +108,8 @@ void add_common_options(CLI::App& app, LayerOptions& o, ChoiceFlags& choices, st
   app.add_option("--seed", o.seed, "seed of the generated inputs and weights");
   app.add_option("-n,--iters", o.iters, "timed iterations");
   app.add_option("-w,--warmup", o.warmup, "untimed iterations before them");
-  app.add_option("--format", choices.format, "stdout format: table or jsonl");
-  app.add_option("-J,--json", o.json_path, "also write the JSON-lines record to this file");
-  app.add_option("-O,--output", o.output_path, "append the record to this HDF5 results file");
-  app.add_option("--timeout", o.timeout_s, "abort a collective stuck longer than this (seconds)");
+  bench::add_output_flags(app, {"the JSON-lines record", "the record", "a collective"},
+                          choices.format, o.json_path, o.output_path, o.timeout_s);
   app.add_option("--noise-threshold", spread.noise_threshold,
                  "flag the record noisy when its interquartile range passes this share of its "
                  "median (default 0.2; from 0 to 10)");

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <iostream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "collscope/bench/options.hpp"
@@ -39,9 +40,11 @@ Options parse(int argc, char** argv, bool& help) {
   Options o;
   CLI::App app{"collscope_gemm_rate: the GEMM rate of the layers' engine on GPU 0",
                "collscope_gemm_rate"};
-  app.add_option("-M", o.m, "rows of A and C (default 8192)");
-  app.add_option("-N", o.n, "columns of B and C (default 8192)");
-  app.add_option("-K", o.k, "the inner dimension (default 8192)");
+  const std::tuple<const char*, std::int64_t*, const char*> dims[] = {
+      {"-M", &o.m, "rows of A and C"}, {"-N", &o.n, "columns of B and C"},
+      {"-K", &o.k, "the inner dimension"}};
+  for (const auto& [flag, dim, what] : dims)
+    app.add_option(flag, *dim, std::string(what) + " (default 8192)");
   app.add_option("-d,--dtype", o.dtype, "float32 or bfloat16 (default)");
   app.add_option("--reps", o.reps, "timed products (default 20)");
   app.add_option("--warmup", o.warmup, "untimed products first (default 3)");

@@ -12,14 +12,7 @@ namespace {
 using Groups = std::vector<std::vector<int>>;
 
 ParallelConfig config(int world, int tp, int cp, int pp, int ep, int etp) {
-  ParallelConfig c;
-  c.world = world;
-  c.tp = tp;
-  c.cp = cp;
-  c.pp = pp;
-  c.ep = ep;
-  c.etp = etp;
-  return c;
+  return ParallelConfig{.world = world, .tp = tp, .cp = cp, .pp = pp, .ep = ep, .etp = etp};
 }
 
 // The worked case: world 16, TP 2, PP 2, EP 4, ETP 1 (so DP 4, expert DP 2).

@@ -18,6 +18,15 @@ from layer_testlib import *  # noqa: F401,F403 (check, run, run_record, ring_sen
 
 # ---- the layers, end to end ----------------------------------------------------------
 
+def run_layer(binary, np, tp, d, p, shape):
+    """One run of a layer at np ranks, TP tp, storage dtype d, passes p, with its shape
+    flags ({"-S": 5, ...}): its exit code, record, stderr, and whether forward and
+    backward ran."""
+    args = QUICK + [str(x) for flag in shape.items() for x in flag]
+    code, rec, err = run_record(binary, args + ["-d", d, "--pass", p, "--tp", str(tp)], np)
+    return (code, rec, err) + tuple(PASSES[p])
+
+
 def test_tp_mlp():
     cases = [(np, tp, d, "both") for np in (1, 2, 3, 4) for tp in (np,) for d in ELEM]
     cases += [(np, np, d, p) for np in (2, 3) for d in ELEM for p in ("forward", "backward")]
@@ -25,11 +34,9 @@ def test_tp_mlp():
     S, B, H = 5, 1, 7  # T x H = 35 elements: uneven blocks at 2, 3 and 4 ranks
     for np, tp, d, p in cases:
         F = 12 * tp
-        args = QUICK + ["-S", str(S), "-B", str(B), "-H", str(H), "-F", str(F), "-d", d,
-                        "--pass", p, "--tp", str(tp)]
         what = f"layer_tp_mlp np {np} TP {tp} {d} {p}"
-        code, rec, err = run_record("layer_tp_mlp", args, np)
-        fwd, bwd = PASSES[p]
+        code, rec, err, fwd, bwd = run_layer("layer_tp_mlp", np, tp, d, p,
+                                             {"-S": S, "-B": B, "-H": H, "-F": F})
         expect_pass(what, code, rec, (["Y"] if fwd else []) + (["dX", "dW1", "dW2"] if bwd else []))
         if rec:
             expect_volume(what, rec, lambda site: S * B * H)
@@ -43,11 +50,9 @@ def test_dp_grad():
     cases += [(4, 2, d, "both") for d in ELEM]  # strided DP groups [0,2] [1,3]
     S, B, H, O = 3, 2, 7, 10  # dW: 70 elements (35 at TP 2), uneven at DP 2, 3, 4
     for np, tp, d, p in cases:
-        args = QUICK + ["-S", str(S), "-B", str(B), "-H", str(H), "-K", str(O), "-d", d,
-                        "--pass", p, "--tp", str(tp)]
         what = f"layer_dp_grad np {np} TP {tp} DP {np // tp} {d} {p}"
-        code, rec, err = run_record("layer_dp_grad", args, np)
-        fwd, bwd = PASSES[p]
+        code, rec, err, fwd, bwd = run_layer("layer_dp_grad", np, tp, d, p,
+                                             {"-S": S, "-B": B, "-H": H, "-K": O})
         expect_pass(what, code, rec, (["Y"] if fwd else []) + (["dW"] if bwd else []))
         if rec:
             expect_volume(what, rec, lambda site: H * O // tp)
@@ -64,11 +69,9 @@ def test_tp_attention():
     for np, tp, d, p, causal in cases:
         heads = 2 * tp if tp < 3 else tp  # heads divisible by TP; head dim 3
         H = 3 * heads
-        args = QUICK + ["-S", str(S), "-B", str(B), "-H", str(H), "--heads", str(heads),
-                        "--causal", str(causal), "-d", d, "--pass", p, "--tp", str(tp)]
         what = f"layer_tp_attention np {np} TP {tp} {d} {p} causal {causal}"
-        code, rec, err = run_record("layer_tp_attention", args, np)
-        fwd, bwd = PASSES[p]
+        shape = {"-S": S, "-B": B, "-H": H, "--heads": heads, "--causal": causal}
+        code, rec, err, fwd, bwd = run_layer("layer_tp_attention", np, tp, d, p, shape)
         expect_pass(what, code, rec,
                     (["Y"] if fwd else []) + (["dX", "dWqkv", "dWo"] if bwd else []))
         if rec:
@@ -89,11 +92,9 @@ def test_vocab_parallel():
     cases += [(np, np, d, p) for np in (2, 3) for d in ELEM for p in ("forward", "backward")]
     cases += [(4, 2, d, "both") for d in ELEM]  # two replicas of a TP-2 group
     for np, tp, d, p in cases:
-        args = QUICK + ["-S", str(S), "-B", str(B), "-H", str(H), "-V", str(V), "-d", d,
-                        "--pass", p, "--tp", str(tp)]
         what = f"layer_vocab_parallel np {np} TP {tp} {d} {p}"
-        code, rec, err = run_record("layer_vocab_parallel", args, np)
-        fwd, bwd = PASSES[p]
+        code, rec, err, fwd, bwd = run_layer("layer_vocab_parallel", np, tp, d, p,
+                                             {"-S": S, "-B": B, "-H": H, "-V": V})
         expect_pass(what, code, rec, (["Y", "loss"] if fwd else []) + (["dE"] if bwd else []))
         if rec:
             # the embedding travels in the storage dtype, the cross-entropy in float32

@@ -11,3 +11,12 @@ def check(cond, what):
     if not cond:
         failures.append(what)
     return cond
+
+
+def run_tests(*tests):
+    """Runs each test in turn, then exits: 1 if any check failed, else 0."""
+    import sys
+    for test in tests:
+        test()
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1 if failures else 0)

@@ -25,7 +25,7 @@ import sys
 import tempfile
 
 from collscope import noise, report
-from collscope.checks import check, failures
+from collscope.checks import check, run_tests
 
 sys.dont_write_bytecode = True
 SOURCE = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else \
@@ -168,14 +168,8 @@ def test_machine():
 
 
 def main():
-    test_machine()
-    test_threshold()
-    test_advisor()
-    test_shift()
-    test_spread()
-    test_old_files()
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1 if failures else 0)
+    run_tests(test_machine, test_threshold, test_advisor, test_shift, test_spread,
+              test_old_files)
 
 
 if __name__ == "__main__":

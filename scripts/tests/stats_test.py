@@ -13,7 +13,7 @@ import random
 import sys
 
 from collscope import stats
-from collscope.checks import check, failures
+from collscope.checks import check, run_tests
 
 sys.dont_write_bytecode = True
 SEED = 20240611
@@ -169,14 +169,8 @@ def test_median_interval():
 
 
 def main():
-    test_quantiles()
-    test_threshold()
-    test_distributions()
-    test_coverage()
-    test_verdicts()
-    test_median_interval()
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1 if failures else 0)
+    run_tests(test_quantiles, test_threshold, test_distributions, test_coverage,
+              test_verdicts, test_median_interval)
 
 
 if __name__ == "__main__":

@@ -45,6 +45,7 @@ class MpiTransport final : public Transport {
     std::size_t bytes = 0;
   };
   int mpi_tag(Tag tag) const;
+  Request start(int peer, void* buf, std::size_t bytes, MemoryKind mem, Tag tag, bool is_recv);
   Request post(Slot slot);
   void finish(Request& req, const MPI_Status& status);
   void check_peer(int peer, std::size_t bytes, MemoryKind mem) const;

@@ -59,52 +59,29 @@ def _pow2(n):
     return n & (n - 1) == 0
 
 
-# Per (collective, algorithm number): the twin its traffic must match at N ranks, where no
-# fallback applies; UNMATCHED: no twin (its traffic matches nothing of collscope's); None:
-# Open MPI has no such algorithm at this N (two_proc: N = 2 only). Fallbacks (ring with
-# fewer elements than ranks, ...) then show as the wrong name, which is the point.
+# Per collective, per algorithm number (from 1): the twin its traffic must match at N ranks
+# (a name, or a function of N), where no fallback applies; UNMATCHED: no twin (its traffic
+# matches nothing of collscope's); None: Open MPI has no such algorithm at this N
+# (two_proc: N = 2 only). Fallbacks (ring with fewer elements than ranks, ...) then show as
+# the wrong name, which is the point.
 TWINS = {
-    ("allreduce", 1): lambda n: "nonoverlapping" if n <= 3 else UNMATCHED,  # linear reduce + bcast
-    ("allreduce", 2): lambda n: "nonoverlapping",
-    ("allreduce", 3): lambda n: "recursive_doubling",
-    ("allreduce", 4): lambda n: "ring",
-    ("allreduce", 5): lambda n: "segmented_ring",
-    ("allreduce", 6): lambda n: "rabenseifner",
-    ("allgather", 1): lambda n: UNMATCHED,          # gather + bcast
-    ("allgather", 2): lambda n: "bruck",
-    ("allgather", 3): lambda n: "recursive_doubling" if _pow2(n) else "bruck",
-    ("allgather", 4): lambda n: "ring",
-    ("allgather", 5): lambda n: "neighbor_exchange",
-    ("allgather", 6): lambda n: "ring" if n == 2 else None,
-    ("bcast", 1): lambda n: "linear",
-    ("bcast", 2): lambda n: "chain",
-    ("bcast", 3): lambda n: "chain",
-    ("bcast", 4): lambda n: "split_binary_tree",
-    ("bcast", 5): lambda n: "binary_tree",
-    ("bcast", 6): lambda n: "binomial_strided",
-    ("bcast", 7): lambda n: "knomial",
-    ("bcast", 8): lambda n: UNMATCHED if n > 2 else None,
-    ("bcast", 9): lambda n: "scatter_allgather",
-    ("reduce", 1): lambda n: "linear",
-    ("reduce", 2): lambda n: "chain",
-    ("reduce", 3): lambda n: "chain",
-    ("reduce", 4): lambda n: "binary_tree",
-    ("reduce", 5): lambda n: "binomial",
-    ("reduce", 6): lambda n: UNMATCHED if n > 3 else None,
-    ("reduce", 7): lambda n: UNMATCHED,
-    ("reduce_scatter_block", 1): lambda n: UNMATCHED,
-    ("reduce_scatter_block", 2): lambda n: UNMATCHED,
-    ("reduce_scatter_block", 3): lambda n: "halving",
-    ("reduce_scatter_block", 4): lambda n: UNMATCHED,
-    ("reduce_scatter", 1): lambda n: UNMATCHED,
-    ("reduce_scatter", 2): lambda n: "halving",
-    ("reduce_scatter", 3): lambda n: "ring",
-    ("reduce_scatter", 4): lambda n: UNMATCHED,
-    ("alltoall", 1): lambda n: "pairwise",
-    ("alltoall", 2): lambda n: "pairwise",
-    ("alltoall", 3): lambda n: "bruck",
-    ("alltoall", 4): lambda n: "pairwise",
-    ("alltoall", 5): lambda n: "pairwise" if n == 2 else None,
+    "allreduce": [
+        lambda n: "nonoverlapping" if n <= 3 else UNMATCHED,  # 1: linear reduce + bcast
+        "nonoverlapping", "recursive_doubling", "ring", "segmented_ring", "rabenseifner"],
+    "allgather": [
+        UNMATCHED,  # 1: gather + bcast
+        "bruck", lambda n: "recursive_doubling" if _pow2(n) else "bruck", "ring",
+        "neighbor_exchange", lambda n: "ring" if n == 2 else None],
+    "bcast": [
+        "linear", "chain", "chain", "split_binary_tree", "binary_tree", "binomial_strided",
+        "knomial", lambda n: UNMATCHED if n > 2 else None, "scatter_allgather"],
+    "reduce": [
+        "linear", "chain", "chain", "binary_tree", "binomial",
+        lambda n: UNMATCHED if n > 3 else None, UNMATCHED],
+    "reduce_scatter_block": [UNMATCHED, UNMATCHED, "halving", UNMATCHED],
+    "reduce_scatter": [UNMATCHED, "halving", "ring", UNMATCHED],
+    "alltoall": [
+        "pairwise", "pairwise", "bruck", "pairwise", lambda n: "pairwise" if n == 2 else None],
 }
 # Algorithms that exist at N = 2 only (Open MPI falls back to its fixed decision elsewhere).
 TWO_PROC = {("allgather", 6), ("alltoall", 5), ("barrier", 5)}
@@ -116,8 +93,11 @@ def twin(collective, algorithm, nranks):
     entry (gather, scatter, barrier: nothing to confirm)."""
     if (collective, algorithm) in TWO_PROC and nranks != 2:
         return None
-    rule = TWINS.get((collective, algorithm))
-    return rule(nranks) if rule else ""
+    rules = TWINS.get(collective, [])
+    if not 1 <= algorithm <= len(rules):
+        return ""
+    rule = rules[algorithm - 1]
+    return rule(nranks) if callable(rule) else rule
 
 
 def confirm(collective, algorithm, nranks, vendor_algorithm, segsize=0):

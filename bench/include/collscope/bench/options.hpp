@@ -141,6 +141,16 @@ void apply_sweep_options(const SweepText& text, Options& o);
 // none). Throw UsageError.
 double parse_noise_threshold(const std::string& text);
 int parse_round(const std::string& text);
+// --format, -J/--json, -O/--output and --timeout, which pingpong and the layers share; the
+// help's words: what -J writes ("JSON lines"), what -O appends ("the results") and what
+// the watchdog aborts ("a call").
+struct OutputHelp {
+  const char* json;
+  const char* rows;
+  const char* call;
+};
+void add_output_flags(CLI::App& app, const OutputHelp& help, std::string& format,
+                      std::string& json_path, std::string& output_path, double& timeout_s);
 // --mca's value, NAME=VALUE, as (NAME, VALUE). Throws UsageError.
 std::pair<std::string, std::string> parse_mca_param(const std::string& text);
 

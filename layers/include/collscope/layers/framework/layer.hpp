@@ -52,14 +52,8 @@ struct PlannedCall {
 inline PlannedCall planned_call(std::string site, Collective collective, GroupKind group,
                                 std::size_t count, std::optional<DataType> dtype = {},
                                 ReduceOp op = ReduceOp::sum) {
-  PlannedCall c;
-  c.site = std::move(site);
-  c.collective = collective;
-  c.group = group;
-  c.count = count;
-  c.dtype = dtype;
-  c.op = op;
-  return c;
+  return PlannedCall{.site = std::move(site), .collective = collective, .group = group,
+                     .count = count, .dtype = dtype, .op = op};
 }
 
 // One verified tensor, over every rank and replica holding it.
