@@ -212,7 +212,7 @@ const TableSpec& collective_table(int version) {
   return of_version(version, [](int v) { return make_collective_table(v); });
 }
 
-// The pingpong table: every field of pingpong's JSON record (bench/pingpong.cpp).
+// The pingpong table: every field of pingpong's JSON record (bench/pingpong/record.cpp).
 const TableSpec& pingpong_table(int version) {
   return of_version(version, [](int v) { return make_pingpong_table(v); });
 }

@@ -10,7 +10,7 @@ namespace collscope::results::testing {
 
 // A collective row as bench::to_json(Measurement) makes it; "bytes" is 1000 + i.
 nlohmann::json sample_collective(std::int64_t i);
-// A pingpong row as bench/pingpong.cpp's to_json makes it; "bytes" is 1000 + i.
+// A pingpong row as bench/pingpong/record.cpp's to_json makes it; "bytes" is 1000 + i.
 nlohmann::json sample_pingpong(std::int64_t i);
 // A layer record as collscope::layers::to_json makes it (layers/framework/record.cpp); "seed"
 // is 1000 + i. Some with nothing measured (vendor), no checks, no times, NaN errors.
