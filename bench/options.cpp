@@ -155,13 +155,15 @@ void add_sweep_options(CLI::App& app, const SweepHelp& help, SweepText& text, Op
 }
 
 void add_output_flags(CLI::App& app, const OutputHelp& help, std::string& format,
-                      std::string& json_path, std::string& output_path, double& timeout_s) {
+                      std::string& json_path, std::string& output_path) {
   app.add_option("--format", format, "stdout format: table or jsonl");
   app.add_option("-J,--json", json_path, "also write " + std::string(help.json) + " to this file");
-  app.add_option("-O,--output", output_path,
-                 "append " + std::string(help.rows) + " to this HDF5 file");
+  app.add_option("-O,--output", output_path, "append " + std::string(help.output));
+}
+
+void add_timeout_flag(CLI::App& app, const char* call, double& timeout_s) {
   app.add_option("--timeout", timeout_s,
-                 "abort " + std::string(help.call) + " stuck longer than this (seconds)");
+                 "abort " + std::string(call) + " stuck longer than this (seconds)");
 }
 
 void apply_sweep_options(const SweepText& text, Options& o) {
@@ -351,9 +353,10 @@ Options parse_options(int argc, const char* const* argv, std::string_view progra
   app.add_option("--graph", o.graph_calls, "capture N calls in a CUDA graph and time its replays "
                  "(-t nccl, --path ipc)");
   app.add_flag("--blocking", o.blocking, "complete each call before issuing the next");
-  add_output_flags(app, {"JSON lines", "the results", "a call"}, text.format, o.json_path,
-                   o.output_path, o.timeout_s);
+  add_output_flags(app, {"JSON lines", "the results to this HDF5 file"}, text.format,
+                   o.json_path, o.output_path);
   app.add_option("--model", o.model_path, "cost model file: predict each row's time");
+  add_timeout_flag(app, "a call", o.timeout_s);
   app.add_flag("--in-place", o.in_place, "run in place (send buffer = receive buffer)");
   app.add_flag("--vendor-volume,!--no-vendor-volume", o.vendor_volume,
                "the MPI library counts each probe call's traffic (Open MPI's pml monitoring): "

@@ -66,8 +66,9 @@ PingpongOptions parse_pingpong_options(int argc, const char* const* argv) {
   CLI::Option* pairs_option = app.add_option("--pairs", pairs, "two ranks A,B (default 0,1), or all");
   app.add_option("--pattern", pattern,
                  "pairs (one pair at a time), rounds (disjoint pairs at once) or ring (r -> r+k at once)");
-  add_output_flags(app, {"JSON lines", "the results", "a round trip"}, text.format, o.json_path,
-                   o.output_path, o.timeout_s);
+  add_output_flags(app, {"JSON lines", "the results to this HDF5 file"}, text.format,
+                   o.json_path, o.output_path);
+  add_timeout_flag(app, "a round trip", o.timeout_s);
   app.set_help_flag("-h,--help", "print this help and exit");
   if (!program::parse_command_line(app, argc, argv, o.help_text)) {
     o.show_help = true;

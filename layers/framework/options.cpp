@@ -108,8 +108,9 @@ void add_common_options(CLI::App& app, LayerOptions& o, ChoiceFlags& choices, st
   app.add_option("--seed", o.seed, "seed of the generated inputs and weights");
   app.add_option("-n,--iters", o.iters, "timed iterations");
   app.add_option("-w,--warmup", o.warmup, "untimed iterations before them");
-  bench::add_output_flags(app, {"the JSON-lines record", "the record", "a collective"},
-                          choices.format, o.json_path, o.output_path, o.timeout_s);
+  bench::add_output_flags(app, {"the JSON-lines record", "the record to this HDF5 results file"},
+                          choices.format, o.json_path, o.output_path);
+  bench::add_timeout_flag(app, "a collective", o.timeout_s);
   app.add_option("--noise-threshold", spread.noise_threshold,
                  "flag the record noisy when its interquartile range passes this share of its "
                  "median (default 0.2; from 0 to 10)");

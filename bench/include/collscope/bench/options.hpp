@@ -145,12 +145,13 @@ int parse_round(const std::string& text);
 // help's words: what -J writes ("JSON lines"), what -O appends ("the results") and what
 // the watchdog aborts ("a call").
 struct OutputHelp {
-  const char* json;
-  const char* rows;
-  const char* call;
+  const char* json;    // "JSON lines": "also write <json> to this file"
+  const char* output;  // "the results to this HDF5 file": "append <output>"
 };
 void add_output_flags(CLI::App& app, const OutputHelp& help, std::string& format,
-                      std::string& json_path, std::string& output_path, double& timeout_s);
+                      std::string& json_path, std::string& output_path);
+// --timeout: "abort <call> stuck longer than this (seconds)".
+void add_timeout_flag(CLI::App& app, const char* call, double& timeout_s);
 // --mca's value, NAME=VALUE, as (NAME, VALUE). Throws UsageError.
 std::pair<std::string, std::string> parse_mca_param(const std::string& text);
 
