@@ -10,6 +10,7 @@
 #include "../pingpong/options.hpp"
 #include "../pingpong/schedules.hpp"
 #include "collscope/errors.hpp"
+#include "collscope/executor.hpp"
 #include "collscope/theory.hpp"
 #include "collscope/volume.hpp"
 
@@ -58,25 +59,17 @@ TEST(PingpongOptions, ChecksPairsAgainstTheRanks) {
 // A rank's schedule of one call, or none (a rank that rests).
 using ScheduleOf = std::function<std::optional<Steps>(Plan&, int rank)>;
 
-// The N x N volume the ranks' schedules plan: row r, column p is r's counts with p,
-// counted as the executor counts (a signal is a message of no bytes).
+// The N x N volume the ranks' schedules plan: row r, column p is r's counts with p, by
+// the executors' own counting rule (Traffic::count).
 std::vector<RankVolume> planned(int nranks, std::size_t bytes, const ScheduleOf& schedule_of) {
-  const std::size_t n = static_cast<std::size_t>(nranks);
-  std::vector<RankVolume> m(n * n);
+  std::vector<RankVolume> m;
   for (int r = 0; r < nranks; ++r) {
+    Traffic traffic(nranks);
     Plan plan = payload_plan(r, nranks, bytes);
     std::optional<Steps> steps = schedule_of(plan, r);
-    if (!steps) continue;
-    while (steps->next())
-      for (const CommOp& op : steps->value().comm) {
-        RankVolume& cell = m[static_cast<std::size_t>(r) * n + static_cast<std::size_t>(op.peer)];
-        switch (op.kind) {
-          case CommKind::send: cell.send(op.bytes); break;
-          case CommKind::recv: cell.recv(op.bytes); break;
-          case CommKind::signal: cell.signal_sent(); break;
-          case CommKind::wait_signal: cell.signal_received(); break;
-        }
-      }
+    while (steps && steps->next())
+      for (const CommOp& op : steps->value().comm) traffic.count(op);
+    m.insert(m.end(), traffic.per_peer().begin(), traffic.per_peer().end());
   }
   return m;
 }
