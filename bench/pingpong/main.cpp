@@ -39,9 +39,12 @@
 // GPU, are filled and read back outside the timed calls, and a call ends when its stream
 // has. Limits: no bidirectional streaming.
 //
-// The parts: options.cpp (the command line), schedules.cpp (the round trip and the ring
-// shift as schedules), measure.cpp (the calls on every rank, gathered on rank 0),
-// record.cpp (one size's record: checked, printed, as JSON), this file (the run).
+// The patterns are the catalogue's (algorithms.def's COLLSCOPE_P2P lines): their steps,
+// schedules and theory are in collectives/p2p/ and collectives/theory/, their calls go
+// through run_p2p (runtime/p2p.hpp), counted and watched as a collective's.
+// The parts here: options.cpp (the command line), measure.cpp (the calls on every rank,
+// gathered on rank 0), record.cpp (one size's record: checked, printed, as JSON), this
+// file (the run).
 #include <mpi.h>
 #include <nlohmann/json.hpp>
 
@@ -67,29 +70,22 @@
 namespace collscope::bench::pingpong {
 namespace {
 
+// Every step of the run in turn: one pair at a time (pairs), or a round or a shift with
+// all of its pairs at once.
 SizeRecord measure_size(PingPong& pp, std::size_t bytes) {
   const PingpongOptions& p = pp.options();
   const std::size_t cells = static_cast<std::size_t>(pp.nranks()) * static_cast<std::size_t>(pp.nranks());
   SizeRecord s{bytes, pp.nranks(), p.all_pairs, p.common.check, {}, std::vector<RankVolume>(cells),
                std::vector<RankVolume>(cells), 0, {}, p.pattern};
-  if (p.pattern == Pattern::rounds) {
-    const std::vector<std::vector<Pair>> rounds = patterns::tournament_rounds(pp.nranks());
-    for (std::size_t i = 0; i < rounds.size(); ++i) {
-      const StepResult r = pp.measure_round(rounds[i], bytes);
-      if (pp.rank() == 0) add_round(s, rounds[i], r, p.common.iters, static_cast<int>(i));
+  const std::vector<P2pStep> steps = steps_to_measure(p, pp.nranks());
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (p.pattern == Pattern::pairs) {
+      PairResult r = pp.measure_pair(steps[i], bytes);
+      if (pp.rank() == 0) add_pair(s, steps[i], std::move(r));
+    } else {
+      const StepResult r = pp.measure_step(steps[i], bytes);
+      if (pp.rank() == 0) add_step(s, steps[i], r, p.common.iters, static_cast<int>(i));
     }
-    return s;
-  }
-  if (p.pattern == Pattern::ring) {
-    for (int k = 1; k < pp.nranks(); ++k) {
-      const StepResult r = pp.measure_shift(k, bytes);
-      if (pp.rank() == 0) add_shift(s, k, r, p.common.iters);
-    }
-    return s;
-  }
-  for (Pair pair : pairs_to_measure(p, pp.nranks())) {
-    PairResult r = pp.measure(pair, bytes);
-    if (pp.rank() == 0) add_pair(s, std::move(r));
   }
   return s;
 }
@@ -132,9 +128,9 @@ int run(PingPong& pp, results::ResultsFile* h5, const std::vector<std::string>& 
   return code;
 }
 
-// `pingpong --print-rounds N`: --pattern rounds' rounds at N ranks as one JSON line,
-// [[[a, b], ...], ...], for the acceptance judge (which pairs ran at once). A pure query:
-// answered before MPI starts.
+// `pingpong --print-rounds N`: --pattern rounds' rounds at N ranks (the catalogue's
+// steps) as one JSON line, [[[a, b], ...], ...], for the acceptance judge (which pairs
+// ran at once). A pure query: answered before MPI starts.
 int print_rounds(int argc, char** argv) {
   const std::optional<int> n = argc == 3 ? parse_rank(argv[2]) : std::nullopt;
   if (!n || *n < 2) {
@@ -143,9 +139,9 @@ int print_rounds(int argc, char** argv) {
     return kExitUsage;
   }
   nlohmann::json rounds = nlohmann::json::array();
-  for (const std::vector<Pair>& round : patterns::tournament_rounds(*n)) {
+  for (const P2pStep& round : p2p_entry(Pattern::rounds).steps(*n)) {
     nlohmann::json pairs = nlohmann::json::array();
-    for (const Pair& p : round) pairs.push_back({p.a, p.b});
+    for (const Pair& p : round.pairs) pairs.push_back({p.a, p.b});
     rounds.push_back(std::move(pairs));
   }
   std::cout << rounds.dump() << "\n";

@@ -14,7 +14,6 @@
 #include "collscope/progress.hpp"
 #include "collscope/runtime/gpu_sharing.hpp"
 #include "collscope/splitmix.hpp"
-#include "schedules.hpp"
 
 namespace collscope::bench::pingpong {
 namespace {
@@ -22,14 +21,16 @@ namespace {
 using program::stats_of;
 using program::WatchedSection;
 
-// The payload of a size: a function of (size, byte index) only, so both ranks know it.
-void fill_pattern(std::vector<std::byte>& buf) {
-  const std::uint64_t seed = splitmix64(buf.size());
+// Fills buf with splitmix words of `seed` and each word's offset.
+void fill_words(std::vector<std::byte>& buf, std::uint64_t seed) {
   for (std::size_t i = 0; i < buf.size(); i += 8) {
     const std::uint64_t word = splitmix64(seed ^ i);
     std::memcpy(buf.data() + i, &word, std::min<std::size_t>(8, buf.size() - i));
   }
 }
+
+// The payload of a size: a function of (size, byte index) only, so both ranks know it.
+void fill_pattern(std::vector<std::byte>& buf) { fill_words(buf, splitmix64(buf.size())); }
 
 std::uint64_t bytes_differing(const std::vector<std::byte>& got, const std::vector<std::byte>& want) {
   if (std::memcmp(got.data(), want.data(), got.size()) == 0) return 0;
@@ -42,26 +43,32 @@ std::uint64_t bytes_differing(const std::vector<std::byte>& got, const std::vect
 // a message that arrives from the wrong rank does not pass the check.
 std::vector<std::byte> sender_pattern(std::size_t bytes, int sender) {
   std::vector<std::byte> buf(bytes);
-  const std::uint64_t seed = splitmix64(bytes ^ (static_cast<std::uint64_t>(sender + 1) << 40));
-  for (std::size_t i = 0; i < buf.size(); i += 8) {
-    const std::uint64_t word = splitmix64(seed ^ i);
-    std::memcpy(buf.data() + i, &word, std::min<std::size_t>(8, buf.size() - i));
-  }
+  fill_words(buf, splitmix64(bytes ^ (static_cast<std::uint64_t>(sender + 1) << 40)));
   return buf;
 }
 
-int partner_in(const std::vector<Pair>& round, int rank) {
-  for (const Pair& p : round) {
-    if (p.a == rank) return p.b;
-    if (p.b == rank) return p.a;
-  }
-  return -1;  // resting this round (N odd)
+// Every rank's counts per peer, gathered on rank 0 as the N x N matrix (row r, column
+// p: r's counts with p); empty elsewhere.
+std::vector<RankVolume> gather_matrix(const std::vector<RankVolume>& per_peer, MPI_Comm ctrl) {
+  int rank = 0;
+  MPI_Comm_rank(ctrl, &rank);
+  const std::size_t n = per_peer.size();
+  std::vector<std::uint64_t> mine, all(rank == 0 ? n * n * 4 : 0);
+  for (const RankVolume& v : per_peer)
+    mine.insert(mine.end(), {v.sent_bytes, v.sent_msgs, v.recv_bytes, v.recv_msgs});
+  MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, all.data(),
+             static_cast<int>(mine.size()), MPI_UINT64_T, 0, ctrl);
+  std::vector<RankVolume> matrix;
+  for (std::size_t i = 0; i < all.size(); i += 4) matrix.push_back({all[i], all[i + 1], all[i + 2], all[i + 3]});
+  return matrix;
 }
 
 }  // namespace
 
 PingPong::PingPong(PingpongOptions opts, MPI_Comm world)
-    : opts_(std::move(opts)), device_(opts_.common.memory == MemoryKind::device) {
+    : opts_(std::move(opts)),
+      pattern_entry_(p2p_entry(opts_.pattern)),
+      device_(opts_.common.memory == MemoryKind::device) {
   MPI_Comm_dup(world, &algo_comm_);
   MPI_Comm_dup(world, &ctrl_);
   MPI_Comm_rank(ctrl_, &rank_);
@@ -109,31 +116,23 @@ void PingPong::maybe_corrupt() {
   if (env && !landing_.empty() && std::atoi(env) == rank_) landing_[0] ^= std::byte{1};
 }
 
-// One call of `steps` over the payload and the landing buffer, watched as `algorithm`;
-// returns its time in microseconds. The schedule is set up before the clock starts, and
-// the clock runs over executor().run only.
-double PingPong::timed_run(Comm& c, Plan& plan, Steps& steps, const char* algorithm) {
-  begin_call(progress(), "pingpong", algorithm);
-  const std::uint32_t seq = c.next_seq();
+// This rank's part of `step` as one watched call over the payload and the landing
+// buffer; returns its time in microseconds. The schedule is made before the clock
+// starts, and the clock runs over the call (and, on a device, its stream) only.
+double PingPong::timed_call(Comm& c, const P2pStep& step, const char* phase) {
+  Plan plan = p2p_plan(rank_, nranks_, pattern_.size());
+  Steps steps = pattern_entry_.schedule(plan, step, phase);
   const auto t0 = std::chrono::steady_clock::now();
-  executor().run(plan, steps, {payload(), landing()}, seq);
+  run_p2p(c, pattern_entry_, plan, steps, {payload(), landing()});
   executor().synchronize();  // a device call is done when its stream is
   const auto t1 = std::chrono::steady_clock::now();
-  end_call(progress());
   return std::chrono::duration<double, std::micro>(t1 - t0).count();
 }
 
-// One round trip as one watched call; returns half its time in microseconds.
-double PingPong::round_trip(Comm& c, bool initiator, int peer, const char* phase) {
-  Plan plan = payload_plan(rank_, nranks_, pattern_.size());
-  Steps steps = round_trip_steps(plan, initiator, peer, phase);
-  return timed_run(c, plan, steps, "pingpong") / 2;
-}
-
-LocalResult PingPong::run_pair(Pair p, std::size_t bytes) {
-  const bool initiator = rank_ == p.a;
-  const int peer = initiator ? p.b : p.a;
-  Comm& c = *comm_with_[static_cast<std::size_t>(peer)];
+// The step's round trips, probe, warmup and timed; a round trip's time is halved.
+LocalResult PingPong::run_pair(const P2pStep& step, std::size_t bytes) {
+  Comm& c = *comm_with_[static_cast<std::size_t>(partner_in(step, rank_))];
+  const auto half_round_trip = [&](const char* phase) { return timed_call(c, step, phase) / 2; };
   pattern_.assign(bytes, std::byte{0});
   fill_pattern(pattern_);
   landing_.resize(bytes);
@@ -143,47 +142,39 @@ LocalResult PingPong::run_pair(Pair p, std::size_t bytes) {
   LocalResult out;
   program::stall_if_asked(rank_);
   executor().traffic().reset();
-  round_trip(c, initiator, peer, "probe");
+  half_round_trip("probe");
   out.per_peer = executor().traffic().per_peer();
   download();
   maybe_corrupt();
   if (opts_.common.check) out.wrong = bytes_differing(landing_, pattern_);
-  for (int i = 0; i < opts_.common.warmup; ++i) round_trip(c, initiator, peer, "warmup");
-  for (int i = 0; i < opts_.common.iters; ++i)
-    out.half_rtt_us.push_back(round_trip(c, initiator, peer, "timed"));
+  for (int i = 0; i < opts_.common.warmup; ++i) half_round_trip("warmup");
+  for (int i = 0; i < opts_.common.iters; ++i) out.half_rtt_us.push_back(half_round_trip("timed"));
   return out;
 }
 
 // Rank 0 gathers every rank's probe counts and the wrong bytes; rank a's times.
 PairResult PingPong::collect(Pair p, const LocalResult& local) {
   WatchedSection watch("result exchange");
-  const std::size_t n = static_cast<std::size_t>(nranks_);
-  std::vector<std::uint64_t> mine, all(rank_ == 0 ? n * n * 4 : 0);
-  for (const RankVolume& v : local.per_peer)
-    mine.insert(mine.end(), {v.sent_bytes, v.sent_msgs, v.recv_bytes, v.recv_msgs});
-  MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, all.data(),
-             static_cast<int>(mine.size()), MPI_UINT64_T, 0, ctrl_);
-  PairResult r{p, local.half_rtt_us, {}, 0, {}};
+  PairResult r{p, local.half_rtt_us, {}, 0, gather_matrix(local.per_peer, ctrl_)};
   MPI_Reduce(&local.wrong, &r.wrong, 1, MPI_UINT64_T, MPI_SUM, 0, ctrl_);
   r.half_rtt_us.resize(static_cast<std::size_t>(opts_.common.iters));
   MPI_Bcast(r.half_rtt_us.data(), opts_.common.iters, MPI_DOUBLE, p.a, ctrl_);
   r.lat = stats_of(r.half_rtt_us);
-  for (std::size_t i = 0; i < all.size(); i += 4)
-    r.traffic.push_back({all[i], all[i + 1], all[i + 2], all[i + 3]});
   return r;
 }
 
-PairResult PingPong::measure(Pair p, std::size_t bytes) {
+PairResult PingPong::measure_pair(const P2pStep& step, std::size_t bytes) {
+  const Pair p = step.pairs.front();
   const bool in_pair = rank_ == p.a || rank_ == p.b;
   quiet_barrier(true);
   LocalResult local;
-  if (in_pair) local = run_pair(p, bytes);
+  if (in_pair) local = run_pair(step, bytes);
   else local.per_peer.assign(static_cast<std::size_t>(nranks_), {});
   quiet_barrier(in_pair);
   return collect(p, local);
 }
 
-// ---- concurrent patterns: --pattern rounds | ring ------------------------------------
+// ---- concurrent patterns: --pattern rounds | ring -------------------------------------
 
 // The send buffer is this rank's payload; the landing buffer starts as the complement of
 // what must arrive (from `expected_sender`), so nothing passes by luck.
@@ -193,14 +184,6 @@ void PingPong::prepare_payload(std::size_t bytes, std::size_t landing_bytes, int
   landing_.resize(landing_bytes);
   for (std::size_t i = 0; i < landing_bytes; ++i) landing_[i] = ~expected_[i];
   upload();
-}
-
-// One shift-k call on this rank, timed like a round trip. Returns its whole time in
-// microseconds.
-double PingPong::ring_call(int to, int from, const char* phase) {
-  Plan plan = payload_plan(rank_, nranks_, pattern_.size());
-  Steps steps = ring_step_steps(plan, to, from, phase);
-  return timed_run(*ring_comm_, plan, steps, "ring");
 }
 
 // A probe, -w warmup and -n timed calls of `call(phase)` on every rank at once, each
@@ -233,36 +216,29 @@ StepResult PingPong::run_step(Call call, bool takes_part) {
   WatchedSection watch("result exchange");
   const std::size_t n = static_cast<std::size_t>(nranks_);
   StepResult r;
-  std::vector<std::uint64_t> mine, all(rank_ == 0 ? n * n * 4 : 0);
-  for (const RankVolume& v : per_peer)
-    mine.insert(mine.end(), {v.sent_bytes, v.sent_msgs, v.recv_bytes, v.recv_msgs});
-  MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, all.data(),
-             static_cast<int>(mine.size()), MPI_UINT64_T, 0, ctrl_);
+  r.traffic = gather_matrix(per_peer, ctrl_);
   r.wrong.resize(rank_ == 0 ? n : 0);
   MPI_Gather(&wrong, 1, MPI_UINT64_T, r.wrong.data(), 1, MPI_UINT64_T, 0, ctrl_);
   r.times_us.resize(rank_ == 0 ? n * times.size() : 0);
   MPI_Gather(times.data(), o.iters, MPI_DOUBLE, r.times_us.data(), o.iters, MPI_DOUBLE, 0, ctrl_);
-  for (std::size_t i = 0; i < all.size(); i += 4)
-    r.traffic.push_back({all[i], all[i + 1], all[i + 2], all[i + 3]});
   return r;
 }
 
-// Every pair of the round does its round trip at once (the same schedule as one pair).
-StepResult PingPong::measure_round(const std::vector<Pair>& round, std::size_t bytes) {
-  const int peer = partner_in(round, rank_);
+// Every pair of a round does its round trip at once (the same schedule as one pair),
+// its time halved; in a shift, every rank sends to r+k and receives from r-k at once,
+// each call timed whole.
+StepResult PingPong::measure_step(const P2pStep& step, std::size_t bytes) {
+  if (opts_.pattern == Pattern::ring) {
+    prepare_payload(bytes, bytes, (rank_ - step.shift + nranks_) % nranks_);
+    return run_step([&](const char* phase) { return timed_call(*ring_comm_, step, phase); }, true);
+  }
+  const int peer = partner_in(step, rank_);
   const int initiator = peer < 0 ? rank_ : std::min(rank_, peer);  // whose ping travels
   prepare_payload(bytes, bytes, initiator);  // the pong is the initiator's ping, echoed
   auto call = [&](const char* phase) {
-    return round_trip(*comm_with_[static_cast<std::size_t>(peer)], rank_ == initiator, peer, phase);
+    return timed_call(*comm_with_[static_cast<std::size_t>(peer)], step, phase) / 2;
   };
   return run_step(call, peer >= 0);
-}
-
-// Every rank sends to r+k and receives from r-k at once.
-StepResult PingPong::measure_shift(int k, std::size_t bytes) {
-  const int to = (rank_ + k) % nranks_, from = (rank_ - k + nranks_) % nranks_;
-  prepare_payload(bytes, bytes, from);
-  return run_step([&](const char* phase) { return ring_call(to, from, phase); }, true);
 }
 
 }  // namespace collscope::bench::pingpong

@@ -1,6 +1,7 @@
-// pingpong's measurements: one pair's round trips, or one round or shift of a concurrent
-// pattern, on every rank at once; counted by the executor's Traffic counter, the results
-// gathered on rank 0.
+// pingpong's measurements: one pair's round trips, or one step (a round, a shift) of a
+// concurrent pattern, on every rank at once, each call the catalogue's schedule of the
+// step (runtime/p2p.hpp) run through run_p2p; counted by the executor's Traffic counter,
+// the results gathered on rank 0.
 #pragma once
 
 #include <mpi.h>
@@ -14,6 +15,7 @@
 #include "collscope/comm.hpp"
 #include "collscope/program/stats.hpp"
 #include "collscope/runtime/backend.hpp"
+#include "collscope/runtime/p2p.hpp"
 #include "collscope/verify/collective_data.hpp"
 #include "collscope/volume.hpp"
 #include "options.hpp"
@@ -50,12 +52,12 @@ class PingPong {
   PingPong(const PingPong&) = delete;
   PingPong& operator=(const PingPong&) = delete;
 
-  // Collective over every rank: measures one pair, returns the result on rank 0.
-  PairResult measure(Pair p, std::size_t bytes);
-  // Collective over every rank: one round of --pattern rounds, or shift k of --pattern
-  // ring, all of its pairs at once; the result on rank 0.
-  StepResult measure_round(const std::vector<Pair>& round, std::size_t bytes);
-  StepResult measure_shift(int k, std::size_t bytes);
+  // Collective over every rank: measures the one pair of a step of --pattern pairs,
+  // returns the result on rank 0.
+  PairResult measure_pair(const P2pStep& step, std::size_t bytes);
+  // Collective over every rank: one step of --pattern rounds or ring (a round, a shift),
+  // all of its pairs at once; the result on rank 0.
+  StepResult measure_step(const P2pStep& step, std::size_t bytes);
 
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
@@ -66,15 +68,13 @@ class PingPong {
   const std::string& gpu_sharing() const { return gpu_sharing_; }
 
  private:
-  LocalResult run_pair(Pair p, std::size_t bytes);
-  double round_trip(Comm& c, bool initiator, int peer, const char* phase);
-  double timed_run(Comm& c, Plan& plan, Steps& steps, const char* algorithm);
+  LocalResult run_pair(const P2pStep& step, std::size_t bytes);
+  double timed_call(Comm& c, const P2pStep& step, const char* phase);
   PairResult collect(Pair p, const LocalResult& local);
   void quiet_barrier(bool watched);
   void maybe_corrupt();
   template <class Call>
   StepResult run_step(Call call, bool takes_part);
-  double ring_call(int to, int from, const char* phase);
   void prepare_payload(std::size_t bytes, std::size_t landing_bytes, int expected_sender);
 
   Executor& executor() { return backend_->executor(); }
@@ -94,6 +94,7 @@ class PingPong {
   void download();  // the device landing buffer back into landing_, to be checked
 
   PingpongOptions opts_;
+  const P2pEntry& pattern_entry_;     // opts_.pattern in the catalogue
   std::unique_ptr<Backend> backend_;  // its executor counts what it hands to the wire
   MPI_Comm algo_comm_ = MPI_COMM_NULL;  // what Comm carries (unused by point-to-point)
   MPI_Comm ctrl_ = MPI_COMM_NULL;       // barriers and result exchange, never timed

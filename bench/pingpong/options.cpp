@@ -3,19 +3,26 @@
 
 #include <CLI/CLI.hpp>
 
-#include "collscope/enum_names.hpp"
 #include "collscope/errors.hpp"
 #include "collscope/program/mpi_program.hpp"
+#include "collscope/runtime/p2p.hpp"
 
 namespace collscope::bench::pingpong {
 namespace {
 
-constexpr std::string_view kPatternNames[] = {"pairs", "rounds", "ring"};  // enum order
+// The catalogue's patterns as a choice: "pairs, rounds or ring".
+std::string pattern_choices() {
+  std::string out;
+  const auto all = all_p2p_patterns();
+  for (std::size_t i = 0; i < all.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == all.size() ? " or " : ", ") + std::string(all[i].name);
+  return out;
+}
 
 // --pattern: rounds and ring measure every pair, so --pairs may only be all (or absent).
 void parse_pattern(const std::string& text, bool pairs_given, PingpongOptions& p) {
-  const std::optional<Pattern> pattern = by_name<Pattern>(text, kPatternNames);
-  if (!pattern) throw UsageError("bad --pattern '" + text + "' (expected pairs, rounds or ring)");
+  const std::optional<Pattern> pattern = p2p_by_name(text);
+  if (!pattern) throw UsageError("bad --pattern '" + text + "' (expected " + pattern_choices() + ")");
   p.pattern = *pattern;
   if (p.pattern == Pattern::pairs) return;
   if (pairs_given && !p.all_pairs)
@@ -38,7 +45,7 @@ void parse_pairs(const std::string& text, PingpongOptions& p) {
 
 }  // namespace
 
-std::string_view pattern_name(Pattern p) { return name_of(p, kPatternNames); }
+std::string_view pattern_name(Pattern p) { return p2p_entry(p).name; }
 
 std::optional<int> parse_rank(const std::string& text) {
   if (text.empty() || text.size() > 7) return std::nullopt;
@@ -97,12 +104,9 @@ void check_pairs(const PingpongOptions& p, int nranks) {
                        " ranks");
 }
 
-std::vector<Pair> pairs_to_measure(const PingpongOptions& p, int nranks) {
-  if (!p.all_pairs) return {p.pair};
-  std::vector<Pair> out;
-  for (int a = 0; a < nranks; ++a)
-    for (int b = a + 1; b < nranks; ++b) out.push_back({a, b});
-  return out;
+std::vector<P2pStep> steps_to_measure(const PingpongOptions& p, int nranks) {
+  if (!p.all_pairs) return {P2pStep{{p.pair}}};
+  return p2p_entry(p.pattern).steps(nranks);
 }
 
 }  // namespace collscope::bench::pingpong

@@ -8,16 +8,17 @@
 #include <vector>
 
 #include "collscope/bench/options.hpp"
-#include "collscope/patterns/tournament.hpp"
+#include "collscope/p2p.hpp"
 
 namespace collscope::bench::pingpong {
 
 inline constexpr const char* kProgram = "pingpong";
 
-using Pair = patterns::RankPair;  // a < b once checked
+using Pair = patterns::RankPair;  // a starts the round trip
 
-// pairs: one pair at a time (--pairs); rounds, ring: many pairs at once (every pair).
-enum class Pattern { pairs, rounds, ring };
+// The catalogue's point-to-point patterns (algorithms.def): pairs, one pair at a time
+// (--pairs); rounds, ring: many pairs at once (every pair).
+using Pattern = P2pPattern;
 
 struct PingpongOptions {
   Options common;  // sizes, iterations, check, transport, output, timeout
@@ -37,7 +38,8 @@ PingpongOptions parse_pingpong_options(int argc, const char* const* argv);
 // Needs the number of ranks, nothing else: identical on every rank, before any message.
 void check_pairs(const PingpongOptions& p, int nranks);
 
-// The pairs measured one at a time: the one of --pairs A,B, or every a < b.
-std::vector<Pair> pairs_to_measure(const PingpongOptions& p, int nranks);
+// The steps of the run, in order: the pattern's at N ranks (pairs: every a < b), or
+// --pairs A,B's one pair.
+std::vector<P2pStep> steps_to_measure(const PingpongOptions& p, int nranks);
 
 }  // namespace collscope::bench::pingpong

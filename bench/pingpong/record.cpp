@@ -6,7 +6,7 @@
 
 #include "collscope/program/spread_fields.hpp"
 #include "collscope/program/text.hpp"
-#include "collscope/theory.hpp"
+#include "collscope/runtime/p2p.hpp"
 #include "collscope/transport_factory.hpp"
 
 namespace collscope::bench::pingpong {
@@ -139,6 +139,36 @@ void add_volumes(nlohmann::json& j, const SizeRecord& s) {
   j["first_bad_pair"] = bad ? nlohmann::json{bad->pair.a, bad->pair.b} : nlohmann::json(nullptr);
 }
 
+// The step's exact N x N volume: the catalogue's theory of the pattern.
+std::vector<RankVolume> theory_of(const SizeRecord& s, const P2pStep& step) {
+  return p2p_entry(s.pattern).theory(step, s.bytes, s.nranks);
+}
+
+// A round: each pair's time is its first rank's half round trip (as for one pair).
+void add_round_pairs(SizeRecord& s, const P2pStep& round, const StepResult& r, int iters) {
+  for (Pair p : round.pairs) {
+    PairResult pr{p, times_of(r, p.a, iters), {}, r.wrong[static_cast<std::size_t>(p.a)] +
+                  r.wrong[static_cast<std::size_t>(p.b)], {}};
+    pr.lat = stats_of(pr.half_rtt_us);
+    s.wrong += pr.wrong;
+    s.pairs.push_back(std::move(pr));
+  }
+}
+
+// A shift: link a -> a+k is timed by the call of its receiver a+k, which ends once the
+// message has arrived (and its own send is done). The sender's call would not do: a
+// send completes when the transport has taken the bytes (TCP: into the socket buffer),
+// long before they arrive over a slow link.
+void add_links(SizeRecord& s, int k, const StepResult& r, int iters) {
+  for (int a = 0; a < s.nranks; ++a) {
+    const int b = (a + k) % s.nranks;
+    PairResult pr{{a, b}, times_of(r, b, iters), {}, r.wrong[static_cast<std::size_t>(b)], {}};
+    pr.lat = stats_of(pr.half_rtt_us);
+    s.wrong += pr.wrong;
+    s.pairs.push_back(std::move(pr));
+  }
+}
+
 // The times of one pair (their iterations), or of every pair (their medians).
 void add_times(nlohmann::json& j, const SizeRecord& s, const Options& o, const std::string& gpu_sharing) {
   if (!s.all_pairs) {
@@ -167,47 +197,19 @@ void add_times(nlohmann::json& j, const SizeRecord& s, const Options& o, const s
 
 }  // namespace
 
-void add_pair(SizeRecord& s, PairResult r) {
-  const std::vector<RankVolume> want = theory::pingpong_pair(r.pair, s.bytes, s.nranks);
-  const std::size_t n = static_cast<std::size_t>(s.nranks);
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    if (r.traffic[i] != want[i] && s.volume_error.empty())
-      s.volume_error = "pair " + std::to_string(r.pair.a) + "," + std::to_string(r.pair.b) +
-                       ": rank " + std::to_string(i / n) + " with rank " + std::to_string(i % n) +
-                       " measured " + describe(r.traffic[i]) + "; theory " + describe(want[i]);
-    s.traffic[i] += r.traffic[i];
-    s.theory[i] += want[i];
-  }
+void add_pair(SizeRecord& s, const P2pStep& step, PairResult r) {
+  add_step_volume(s, r.traffic, theory_of(s, step), "pair " + pair_name(r.pair));
   s.wrong += r.wrong;
   s.pairs.push_back(std::move(r));
 }
 
-// A round: each pair's time is its first rank's half round trip (as for one pair).
-void add_round(SizeRecord& s, const std::vector<Pair>& round, const StepResult& r, int iters,
-               int index) {
-  add_step_volume(s, r.traffic, theory::pingpong_round(round, s.bytes, s.nranks),
-                  "round " + std::to_string(index));
-  for (Pair p : round) {
-    PairResult pr{p, times_of(r, p.a, iters), {}, r.wrong[static_cast<std::size_t>(p.a)] +
-                  r.wrong[static_cast<std::size_t>(p.b)], {}};
-    pr.lat = stats_of(pr.half_rtt_us);
-    s.wrong += pr.wrong;
-    s.pairs.push_back(std::move(pr));
-  }
-}
-
-// A shift: link a -> a+k is timed by the call of its receiver a+k, which ends once the
-// message has arrived (and its own send is done). The sender's call would not do: a
-// send completes when the transport has taken the bytes (TCP: into the socket buffer),
-// long before they arrive over a slow link.
-void add_shift(SizeRecord& s, int k, const StepResult& r, int iters) {
-  add_step_volume(s, r.traffic, theory::pingpong_shift(k, s.bytes, s.nranks), "ring shift " + std::to_string(k));
-  for (int a = 0; a < s.nranks; ++a) {
-    const int b = (a + k) % s.nranks;
-    PairResult pr{{a, b}, times_of(r, b, iters), {}, r.wrong[static_cast<std::size_t>(b)], {}};
-    pr.lat = stats_of(pr.half_rtt_us);
-    s.wrong += pr.wrong;
-    s.pairs.push_back(std::move(pr));
+void add_step(SizeRecord& s, const P2pStep& step, const StepResult& r, int iters, int index) {
+  if (s.pattern == Pattern::ring) {
+    add_step_volume(s, r.traffic, theory_of(s, step), "ring shift " + std::to_string(step.shift));
+    add_links(s, step.shift, r, iters);
+  } else {
+    add_step_volume(s, r.traffic, theory_of(s, step), "round " + std::to_string(index));
+    add_round_pairs(s, step, r, iters);
   }
 }
 

@@ -27,13 +27,12 @@ struct SizeRecord {
   Pattern pattern = Pattern::pairs;
 };
 
-// Adds one pair's probe and times, checking its traffic against a pair's round trip.
-void add_pair(SizeRecord& s, PairResult r);
-// Adds round `index` of --pattern rounds (every pair of it at once).
-void add_round(SizeRecord& s, const std::vector<Pair>& round, const StepResult& r, int iters,
-               int index);
-// Adds shift k of --pattern ring.
-void add_shift(SizeRecord& s, int k, const StepResult& r, int iters);
+// Adds the probe and times of a step's one pair (--pattern pairs), checking its traffic
+// against the pattern's theory.
+void add_pair(SizeRecord& s, const P2pStep& step, PairResult r);
+// Adds step `index` of --pattern rounds or ring (a round, a shift: every pair of it at
+// once), checking its traffic against the pattern's theory.
+void add_step(SizeRecord& s, const P2pStep& step, const StepResult& r, int iters, int index);
 
 void print_header(std::ostream& os, const PingpongOptions& p, int nranks,
                   const std::vector<std::string>& warnings);

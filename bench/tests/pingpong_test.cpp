@@ -1,18 +1,12 @@
-// pingpong's parts without MPI: its command line, and the volume its schedules plan
-// (every rank's messages per peer) against the theory the runs check them by, cell by
-// cell, for every pattern at N = 2..9.
+// pingpong's command line without MPI: its pairs and patterns, and the steps a run
+// measures. (The patterns' schedules and theory are the catalogue's, checked in
+// collectives/tests/p2p_schedule_test.cpp.)
 #include <gtest/gtest.h>
 
-#include <cstddef>
-#include <functional>
 #include <vector>
 
 #include "../pingpong/options.hpp"
-#include "../pingpong/schedules.hpp"
 #include "collscope/errors.hpp"
-#include "collscope/executor.hpp"
-#include "collscope/theory.hpp"
-#include "collscope/volume.hpp"
 
 namespace collscope::bench::pingpong {
 namespace {
@@ -52,69 +46,12 @@ TEST(PingpongOptions, ChecksPairsAgainstTheRanks) {
   EXPECT_THROW(check_pairs(parse({"--pairs", "1,1"}), 4), UsageError);
   EXPECT_THROW(check_pairs(parse({"--pairs", "1,4"}), 4), UsageError);
   EXPECT_NO_THROW(check_pairs(parse({"--pairs", "3,1"}), 4));
-  EXPECT_EQ(pairs_to_measure(parse({"--pairs", "all"}), 5).size(), 10u);
-  EXPECT_EQ(pairs_to_measure(parse({"--pairs", "2,3"}), 5).size(), 1u);
-}
-
-// A rank's schedule of one call, or none (a rank that rests).
-using ScheduleOf = std::function<std::optional<Steps>(Plan&, int rank)>;
-
-// The N x N volume the ranks' schedules plan: row r, column p is r's counts with p, by
-// the executors' own counting rule (Traffic::count).
-std::vector<RankVolume> planned(int nranks, std::size_t bytes, const ScheduleOf& schedule_of) {
-  std::vector<RankVolume> m;
-  for (int r = 0; r < nranks; ++r) {
-    Traffic traffic(nranks);
-    Plan plan = payload_plan(r, nranks, bytes);
-    std::optional<Steps> steps = schedule_of(plan, r);
-    while (steps && steps->next())
-      for (const CommOp& op : steps->value().comm) traffic.count(op);
-    m.insert(m.end(), traffic.per_peer().begin(), traffic.per_peer().end());
-  }
-  return m;
-}
-
-constexpr std::size_t kSizes[] = {0, 1, 8, 4096};
-
-TEST(PingpongSchedules, OnePairPlansItsTheory) {
-  for (int n = 2; n <= 9; ++n)
-    for (std::size_t bytes : kSizes)
-      for (const Pair pair : {Pair{0, 1}, Pair{0, n - 1}, Pair{n / 2, n - 1}}) {
-        if (pair.a == pair.b) continue;
-        const ScheduleOf one_pair = [&](Plan& p, int r) -> std::optional<Steps> {
-          if (r != pair.a && r != pair.b) return std::nullopt;
-          return round_trip_steps(p, r == pair.a, r == pair.a ? pair.b : pair.a, "probe");
-        };
-        EXPECT_EQ(planned(n, bytes, one_pair), theory::pingpong_pair(pair, bytes, n))
-            << "N " << n << " bytes " << bytes << " pair " << pair.a << "," << pair.b;
-      }
-}
-
-TEST(PingpongSchedules, EveryTournamentRoundPlansItsTheory) {
-  for (int n = 2; n <= 9; ++n)
-    for (std::size_t bytes : kSizes)
-      for (const std::vector<Pair>& round : patterns::tournament_rounds(n)) {
-        const ScheduleOf in_round = [&](Plan& p, int r) -> std::optional<Steps> {
-          for (const Pair& pair : round)
-            if (r == pair.a || r == pair.b)
-              return round_trip_steps(p, r == pair.a, r == pair.a ? pair.b : pair.a, "probe");
-          return std::nullopt;
-        };
-        EXPECT_EQ(planned(n, bytes, in_round), theory::pingpong_round(round, bytes, n))
-            << "N " << n << " bytes " << bytes;
-      }
-}
-
-TEST(PingpongSchedules, EveryRingShiftPlansItsTheory) {
-  for (int n = 2; n <= 9; ++n)
-    for (std::size_t bytes : kSizes)
-      for (int k = 1; k < n; ++k) {
-        const ScheduleOf shift = [&](Plan& p, int r) -> std::optional<Steps> {
-          return ring_step_steps(p, (r + k) % n, (r - k + n) % n, "probe");
-        };
-        EXPECT_EQ(planned(n, bytes, shift), theory::pingpong_shift(k, bytes, n))
-            << "N " << n << " bytes " << bytes << " k " << k;
-      }
+  EXPECT_EQ(steps_to_measure(parse({"--pairs", "all"}), 5).size(), 10u);
+  const std::vector<P2pStep> one = steps_to_measure(parse({"--pairs", "3,2"}), 5);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].pairs, (std::vector<Pair>{{3, 2}}));  // as given: 3 starts
+  EXPECT_EQ(steps_to_measure(parse({"--pattern", "rounds"}), 5).size(), 5u);
+  EXPECT_EQ(steps_to_measure(parse({"--pattern", "ring"}), 5).size(), 4u);
 }
 
 }  // namespace

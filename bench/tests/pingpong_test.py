@@ -217,7 +217,7 @@ def test_faults():
     code, _, err = run(["-b", "8", "-e", "8", "--timeout", "1"], np=3,
                        env={"COLLSCOPE_DEBUG_STALL": "1:30"}, timeout=60)
     check(code == 3, f"stalled rank: exit code 3 (got {code})")
-    check(re.search(r"pingpong: timeout: rank 0 stuck for more than 1\.0 s in pingpong/pingpong, "
+    check(re.search(r"pingpong: timeout: rank 0 stuck for more than 1\.0 s in pingpong/pairs, "
                     r"phase probe step 1, waiting to receive from rank 1", err) is not None,
           f"timeout message names rank, phase and peer: {err!r}")
 
@@ -323,11 +323,11 @@ def test_pattern_faults():
               and rows[0]["first_bad_pair"] == bad and rows[0]["volume"] == "ok",
               f"--pattern {pattern}, np {n}, rank 2's payload corrupted: exit 1, {n - 1} bytes wrong, "
               f"first bad pair {bad} (got {code}, {rows})")
-    for pattern, algorithm in (("ring", "ring"), ("rounds", "pingpong")):
+    for pattern in ("ring", "rounds"):
         code, _, err = run(["--pattern", pattern, "-b", "8", "-e", "8", "--timeout", "1"] + FAST, np=3,
                            env={"COLLSCOPE_DEBUG_STALL": "1:30"}, timeout=60)
         check(code == 3 and re.search(r"pingpong: timeout: rank 2 stuck for more than 1\.0 s in "
-                                      rf"pingpong/{algorithm}, phase probe step 0, waiting to receive "
+                                      rf"pingpong/{pattern}, phase probe step 0, waiting to receive "
                                       r"from rank 1", err) is not None,
               f"--pattern {pattern}, rank 1 stalled: exit 3, rank 2 named waiting for it ({code}, {err!r})")
 

@@ -46,9 +46,11 @@ const std::vector<Algorithm>& table() {
 #define COLLSCOPE_VENDOR(collective, library, summary) \
   Algorithm{Collective::collective, #library, nullptr,  \
             vendor_call(Collective::collective, #library), nullptr, summary},
+#define COLLSCOPE_P2P(name, summary)  // not collectives: runtime/p2p.hpp
 #include "collscope/algorithms.def"
 #undef COLLSCOPE_ALGORITHM
 #undef COLLSCOPE_VENDOR
+#undef COLLSCOPE_P2P
   };
   return all;
 }
@@ -199,13 +201,11 @@ void run_vendor(Comm& comm, const Algorithm& algo, const CollArgs& args, std::ui
 // The watchdog's marks (progress.hpp) are a few stores around the call: nothing else is
 // added to a call, so a loop of calls times the call (docs/timing.md).
 void run_collective(Comm& comm, const Algorithm& algo, const CollArgs& args) {
-  Progress& p = progress();
-  begin_call(p, algo.collective_name().data(), algo.name.data());
-  const std::uint32_t seq = comm.next_seq();
-  if (algo.schedule) run_schedule(comm, algo, args, seq);
-  else run_vendor(comm, algo, args, seq);
-  report_step("done", 0);
-  end_call(p);
+  watched_call(algo.collective_name().data(), algo.name.data(), [&] {
+    const std::uint32_t seq = comm.next_seq();
+    if (algo.schedule) run_schedule(comm, algo, args, seq);
+    else run_vendor(comm, algo, args, seq);
+  });
 }
 
 }  // namespace collscope

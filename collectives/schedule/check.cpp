@@ -3,6 +3,7 @@
 #include "collscope/consumed_receives.hpp"
 
 #include <map>
+#include <span>
 #include <sstream>
 #include <tuple>
 #include <vector>
@@ -26,7 +27,9 @@ std::string where(int rank, const Step& s) {
 
 class RankChecker {
  public:
-  RankChecker(const Algorithm& algo, Plan& plan) : algo_(algo), plan_(plan) {}
+  // The call's send and receive buffers hold send_bytes and recv_bytes.
+  RankChecker(Plan& plan, std::size_t send_bytes, std::size_t recv_bytes)
+      : plan_(plan), send_bytes_(send_bytes), recv_bytes_(recv_bytes) {}
 
   // Walks the rank's schedule; collects its messages into `sent` and `received`.
   std::optional<std::string> run(Steps& steps, Messages& sent, Messages& received);
@@ -41,8 +44,8 @@ class RankChecker {
   void overwrite_consumed(const Range& r);
   std::size_t region_bytes(BufRef ref) const;
 
-  const Algorithm& algo_;
   Plan& plan_;
+  std::size_t send_bytes_, recv_bytes_;
   std::vector<Range> kept_local_;  // ranges the last step's deferred local ops touch
   std::string kept_where_;
   // Received bytes a reduction consumed (consumed_receives.hpp), not yet overwritten:
@@ -97,10 +100,9 @@ std::optional<std::string> RankChecker::consumed_reads(const Step& s) {
 }
 
 std::size_t RankChecker::region_bytes(BufRef ref) const {
-  const CollArgs& a = plan_.args();
   switch (ref.region) {
-    case Region::send: return algo_.info().send_count(a, plan_.rank(), plan_.size()) * a.elem_size();
-    case Region::recv: return algo_.info().recv_count(a, plan_.rank(), plan_.size()) * a.elem_size();
+    case Region::send: return send_bytes_;
+    case Region::recv: return recv_bytes_;
     case Region::scratch:
       return ref.slot < plan_.scratch_sizes().size() ? plan_.scratch_sizes()[ref.slot] : 0;
   }
@@ -218,12 +220,11 @@ std::optional<std::string> match(const Messages& sent, const Messages& received)
   return std::nullopt;
 }
 
-std::optional<std::string> volume_against_theory(const Algorithm& algo, int rank, int nranks,
-                                                 const CollArgs& args, bool in_place) {
-  const std::vector<RankVolume> planned = planned_volume(algo, rank, nranks, args, in_place);
-  const std::vector<RankVolume> theory = theory_per_peer(algo.theory, rank, nranks, args);
-  for (int q = 0; q < nranks; ++q) {
-    const RankVolume &p = planned[static_cast<std::size_t>(q)], &t = theory[static_cast<std::size_t>(q)];
+// The first peer whose planned volume differs from the theory's, as one line.
+std::optional<std::string> volume_difference(int rank, const std::vector<RankVolume>& planned,
+                                             std::span<const RankVolume> theory) {
+  for (std::size_t q = 0; q < planned.size(); ++q) {
+    const RankVolume &p = planned[q], &t = theory[q];
     if (p == t) continue;
     return "rank " + std::to_string(rank) + " with rank " + std::to_string(q) + ": planned sent " +
            std::to_string(p.sent_bytes) + " B/" + std::to_string(p.sent_msgs) + " msgs, recv " +
@@ -234,20 +235,52 @@ std::optional<std::string> volume_against_theory(const Algorithm& algo, int rank
   return std::nullopt;
 }
 
+// Every rank's schedule walked and checked, then the messages matched across ranks.
+template <class RankSchedule>
+std::optional<std::string> check_ranks(int nranks, RankSchedule schedule_of_rank) {
+  Messages sent, received;
+  for (int r = 0; r < nranks; ++r) {
+    auto [plan, send_bytes, recv_bytes, make_steps] = schedule_of_rank(r);
+    Steps steps = make_steps(plan);
+    RankChecker checker(plan, send_bytes, recv_bytes);
+    if (auto bad = checker.run(steps, sent, received)) return bad;
+  }
+  return match(sent, received);
+}
+
 }  // namespace
 
 std::optional<std::string> check_schedules(const Algorithm& algo, int nranks,
                                            const CollArgs& args, bool in_place) {
-  Messages sent, received;
+  const std::size_t elem = args.elem_size();
+  auto rank_schedule = [&](int r) {
+    return std::tuple(make_plan(algo, r, nranks, args, in_place),
+                      algo.info().send_count(args, r, nranks) * elem,
+                      algo.info().recv_count(args, r, nranks) * elem,
+                      [&](Plan& plan) { return schedule_of(algo, plan); });
+  };
+  if (auto bad = check_ranks(nranks, rank_schedule)) return bad;
   for (int r = 0; r < nranks; ++r) {
-    Plan plan = make_plan(algo, r, nranks, args, in_place);
-    Steps steps = schedule_of(algo, plan);
-    RankChecker checker(algo, plan);
-    if (auto bad = checker.run(steps, sent, received)) return bad;
+    const std::vector<RankVolume> planned = planned_volume(algo, r, nranks, args, in_place);
+    if (auto bad = volume_difference(r, planned, theory_per_peer(algo.theory, r, nranks, args)))
+      return bad;
   }
-  if (auto bad = match(sent, received)) return bad;
-  for (int r = 0; r < nranks; ++r)
-    if (auto bad = volume_against_theory(algo, r, nranks, args, in_place)) return bad;
+  return std::nullopt;
+}
+
+std::optional<std::string> check_p2p_step(const P2pEntry& e, const P2pStep& step, int nranks,
+                                          std::size_t bytes) {
+  auto rank_schedule = [&](int r) {
+    return std::tuple(p2p_plan(r, nranks, bytes), bytes, bytes,
+                      [&](Plan& plan) { return e.schedule(plan, step, "check"); });
+  };
+  if (auto bad = check_ranks(nranks, rank_schedule)) return bad;
+  const std::vector<RankVolume> theory = e.theory(step, bytes, nranks);
+  const std::size_t n = static_cast<std::size_t>(nranks);
+  for (int r = 0; r < nranks; ++r) {
+    const std::span<const RankVolume> row(theory.data() + static_cast<std::size_t>(r) * n, n);
+    if (auto bad = volume_difference(r, planned_volume(e, step, r, nranks, bytes), row)) return bad;
+  }
   return std::nullopt;
 }
 

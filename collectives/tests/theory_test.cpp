@@ -117,31 +117,31 @@ TEST(Theory, BusBandwidthFactorsFollowNcclTests) {
   EXPECT_DOUBLE_EQ(busbw_factor(*find_collective("broadcast"), 4), 1.0);
 }
 
-// pingpong's probes: a pair's round trip, a round of disjoint pairs, a ring shift, each
-// cell by cell; 0 bytes are signals.
+// The point-to-point patterns' steps: a pair's round trip, a round of disjoint pairs, a
+// ring shift, each cell by cell; 0 bytes are signals.
 TEST(PointToPointTheory, PairRoundAndShiftCellByCell) {
   const auto cell = [](const std::vector<RankVolume>& t, int r, int p) {
     return t[static_cast<std::size_t>(r * 4 + p)];
   };
   const RankVolume leg{64, 1, 64, 1};  // sent bytes, msgs, received bytes, msgs
-  const std::vector<RankVolume> pair = theory::pingpong_pair({1, 3}, 64, 4);
+  const std::vector<RankVolume> pair = theory::p2p_pairs({{{1, 3}}}, 64, 4);
   for (int r = 0; r < 4; ++r)
     for (int p = 0; p < 4; ++p)
       EXPECT_EQ(cell(pair, r, p), (r == 1 && p == 3) || (r == 3 && p == 1) ? leg : RankVolume{})
           << r << "," << p;
-  const std::vector<patterns::RankPair> round{{0, 3}, {1, 2}};
-  const std::vector<RankVolume> both = theory::pingpong_round(round, 64, 4);
+  const P2pStep round{{{0, 3}, {1, 2}}};
+  const std::vector<RankVolume> both = theory::p2p_rounds(round, 64, 4);
   EXPECT_EQ(cell(both, 0, 3), leg);
   EXPECT_EQ(cell(both, 2, 1), leg);
   EXPECT_EQ(cell(both, 0, 1), RankVolume{});
   // Shift 2 of 4: to r+2 and from r-2 are the same peer, one cell with both messages.
-  const std::vector<RankVolume> half = theory::pingpong_shift(2, 8, 4);
+  const std::vector<RankVolume> half = theory::p2p_ring({{}, 2}, 8, 4);
   EXPECT_EQ(cell(half, 1, 3), (RankVolume{8, 1, 8, 1}));
   EXPECT_EQ(cell(half, 1, 2), RankVolume{});
-  const std::vector<RankVolume> one = theory::pingpong_shift(1, 8, 4);
+  const std::vector<RankVolume> one = theory::p2p_ring({{}, 1}, 8, 4);
   EXPECT_EQ(cell(one, 1, 2), (RankVolume{8, 1, 0, 0}));  // sends to 2
   EXPECT_EQ(cell(one, 1, 0), (RankVolume{0, 0, 8, 1}));  // receives from 0
-  const std::vector<RankVolume> signal = theory::pingpong_pair({0, 1}, 0, 2);
+  const std::vector<RankVolume> signal = theory::p2p_pairs({{{0, 1}}}, 0, 2);
   EXPECT_EQ(cell(signal, 0, 1), (RankVolume{0, 1, 0, 1}));  // a 0-byte message counts
 }
 

@@ -1,5 +1,5 @@
-// pingpong's probes (theory.hpp): one message each way per pair, counted as the
-// counting transport counts it.
+// The point-to-point patterns' steps (theory.hpp): one message each way per pair or per
+// ring link, counted as the executor counts it.
 #include <cstddef>
 
 #include "collscope/theory.hpp"
@@ -28,29 +28,31 @@ std::vector<RankVolume> empty_matrix(int nranks) {
   return std::vector<RankVolume>(static_cast<std::size_t>(nranks) * static_cast<std::size_t>(nranks));
 }
 
-}  // namespace
-
-std::vector<RankVolume> pingpong_pair(patterns::RankPair p, std::uint64_t bytes, int nranks) {
+// Every pair's round trip: a and b each send one message and receive one.
+std::vector<RankVolume> round_trips(const P2pStep& step, std::uint64_t bytes, int nranks) {
   std::vector<RankVolume> t = empty_matrix(nranks);
   RankVolume leg;
-  count_message(leg, leg, bytes);  // each of a and b sends one and receives one
-  t[cell(p.a, p.b, nranks)] = leg;
-  t[cell(p.b, p.a, nranks)] = leg;
-  return t;
-}
-
-std::vector<RankVolume> pingpong_round(std::span<const patterns::RankPair> round,
-                                       std::uint64_t bytes, int nranks) {
-  std::vector<RankVolume> t = empty_matrix(nranks);
-  for (const patterns::RankPair& p : round) {
-    const std::vector<RankVolume> one = pingpong_pair(p, bytes, nranks);
-    for (std::size_t i = 0; i < t.size(); ++i) t[i] += one[i];
+  count_message(leg, leg, bytes);
+  for (const patterns::RankPair& p : step.pairs) {
+    t[cell(p.a, p.b, nranks)] += leg;
+    t[cell(p.b, p.a, nranks)] += leg;
   }
   return t;
 }
 
-std::vector<RankVolume> pingpong_shift(int k, std::uint64_t bytes, int nranks) {
+}  // namespace
+
+std::vector<RankVolume> p2p_pairs(const P2pStep& step, std::uint64_t bytes, int nranks) {
+  return round_trips(step, bytes, nranks);
+}
+
+std::vector<RankVolume> p2p_rounds(const P2pStep& step, std::uint64_t bytes, int nranks) {
+  return round_trips(step, bytes, nranks);
+}
+
+std::vector<RankVolume> p2p_ring(const P2pStep& step, std::uint64_t bytes, int nranks) {
   std::vector<RankVolume> t = empty_matrix(nranks);
+  const int k = step.shift;
   for (int r = 0; r < nranks; ++r)
     count_message(t[cell(r, (r + k) % nranks, nranks)], t[cell(r, (r - k + nranks) % nranks, nranks)],
                   bytes);

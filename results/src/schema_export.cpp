@@ -62,9 +62,11 @@ nlohmann::json vendor_algorithms() {
 #define COLLSCOPE_ALGORITHM(collective, name, ...)
 #define COLLSCOPE_VENDOR(collective, name, ...) \
   if (std::find(out.begin(), out.end(), #name) == out.end()) out.push_back(#name);
+#define COLLSCOPE_P2P(name, ...)
 #include "collscope/algorithms.def"
 #undef COLLSCOPE_ALGORITHM
 #undef COLLSCOPE_VENDOR
+#undef COLLSCOPE_P2P
   return out;
 }
 

@@ -8,6 +8,7 @@ packs it at the same place under its root/).
     catalogue.collectives()                     # in the list's order
     catalogue.hand_written()                    # {collective: [algorithm, ...]}
     catalogue.split("reduce_scatter_ring")      # ("reduce_scatter", "ring")
+    catalogue.patterns()                        # pingpong's --pattern: ["pairs", ...]
 
 From a shell (scripts/quickstart): `PYTHONPATH=scripts python3 -m collscope.algorithms
 [BIN_DIR]` prints the collectives, in the list's order, on one line.
@@ -36,10 +37,16 @@ def catalogue_path(bin_dir):
 
 class Catalogue:
     def __init__(self, entries):
-        self.entries = entries   # [{"collective", "algorithm", "kind": "algorithm" | "vendor"}]
+        # [{"collective", "algorithm", "kind": "algorithm" | "vendor"}], and the
+        # point-to-point patterns: {"pattern", "kind": "p2p", "binary": "pingpong"}
+        self.entries = entries
 
     def collectives(self):
-        return list(dict.fromkeys(e["collective"] for e in self.entries))
+        return list(dict.fromkeys(e["collective"] for e in self.entries if e["kind"] != "p2p"))
+
+    def patterns(self):
+        """The point-to-point patterns, pingpong's --pattern, in the list's order."""
+        return [e["pattern"] for e in self.entries if e["kind"] == "p2p"]
 
     def hand_written(self):
         """{collective: [algorithm, ...]}: the schedules written here, not the vendors'."""

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The catalogue of algorithms the Python tools read (collscope.algorithms): the file cmake
 writes beside the binaries holds every line of algorithms.def, in its order, and nothing
-else; every entry's binary is beside it; a binary's name splits into its collective and
-algorithm by the longest collective that fits; a bin directory without the file is refused.
+else (its point-to-point patterns as pingpong's); every entry's binary is beside it; a
+binary's name splits into its collective and algorithm by the longest collective that
+fits; a bin directory without the file is refused.
 
     algorithms_catalogue_test.py SOURCE_DIR BIN_DIR   exit 0 passed, 1 failed
 """
@@ -16,20 +17,31 @@ from collscope.checks import check, failures
 
 
 def def_lines(source):
-    """[(collective, algorithm, kind)] of algorithms.def, read here on its own."""
+    """[(collective, algorithm, kind)] of algorithms.def, read here on its own; a
+    point-to-point pattern as ("pingpong", pattern, "p2p")."""
     with open(os.path.join(source, "collectives", "include", "collscope", "algorithms.def")) as f:
-        found = re.findall(r"^COLLSCOPE_(ALGORITHM|VENDOR)\((\w+), *(\w+),", f.read(), re.M)
-    return [(c, a, kind.lower()) for kind, c, a in found]
+        text = f.read()
+    found = re.findall(r"^COLLSCOPE_(?:(ALGORITHM|VENDOR)\((\w+), *(\w+)|P2P\((\w+)),", text, re.M)
+    return [(c, a, kind.lower()) if kind else ("pingpong", pattern, "p2p") for kind, c, a, pattern in found]
+
+
+def as_line(e):
+    if e["kind"] == "p2p":
+        return e["binary"], e["pattern"], e["kind"]
+    return e["collective"], e["algorithm"], e["kind"]
 
 
 def main(source, bin_dir):
     catalogue = algorithms.load(bin_dir)
     want = def_lines(source)
-    got = [(e["collective"], e["algorithm"], e["kind"]) for e in catalogue.entries]
+    got = [as_line(e) for e in catalogue.entries]
     check(got == want and len(want) > 40, f"the catalogue is algorithms.def's {len(want)} entries, in order")
+    check(catalogue.patterns() == ["pairs", "rounds", "ring"],
+          f"pingpong's three patterns, in order ({catalogue.patterns()})")
     check(catalogue.collectives()[:2] == ["allreduce", "reduce_scatter"] and len(catalogue.collectives()) == 10,
           f"ten collectives, reduce_scatter among them ({catalogue.collectives()})")
-    missing = [f"{c}_{a}" for c, a, _ in got if not os.access(os.path.join(bin_dir, f"{c}_{a}"), os.X_OK)]
+    binaries = [c if kind == "p2p" else f"{c}_{a}" for c, a, kind in got]
+    missing = [b for b in binaries if not os.access(os.path.join(bin_dir, b), os.X_OK)]
     check(not missing, f"every entry's binary is in {bin_dir} (missing: {missing or 'none'})")
     splits = {"reduce_scatter_ring": ("reduce_scatter", "ring"), "reduce_binomial": ("reduce", "binomial"),
               "alltoallv_pairwise": ("alltoallv", "pairwise"), "alltoall_bruck": ("alltoall", "bruck"),

@@ -45,6 +45,17 @@ inline void report_step(const char* phase, int index) {
   p.step.store(index, std::memory_order_relaxed);
 }
 
+// One watched call: begun as (collective, algorithm), `body` run, reported done, ended.
+// run_collective and run_p2p are each one of these.
+template <class Body>
+void watched_call(const char* collective, const char* algorithm, Body&& body) {
+  Progress& p = progress();
+  begin_call(p, collective, algorithm);
+  body();
+  report_step("done", 0);
+  end_call(p);
+}
+
 // What the watchdog may do besides reporting, for a library that works on its own (an
 // NCCL communicator): poll its asynchronous error, and abort its work in flight before
 // the process exits. Both are called from the watchdog's thread.

@@ -1,5 +1,6 @@
 // Pure checks of one call's schedules on every rank, without any communication (the
-// schedule tests run them for every algorithm, N = 1..16, every test count):
+// schedule tests run them for every algorithm, N = 1..16, every test count, and for every
+// step of every point-to-point pattern):
 //
 //   matching   every send has a receive on its peer in the same step, with the same
 //              bytes and tag, in the same order (and every signal a wait_signal);
@@ -23,11 +24,16 @@
 #include <string>
 
 #include "collscope/runtime/algorithm.hpp"
+#include "collscope/runtime/p2p.hpp"
 
 namespace collscope {
 
 // The first problem found, as one line naming the rank, step and operation, or nullopt.
 std::optional<std::string> check_schedules(const Algorithm& algo, int nranks,
                                            const CollArgs& args, bool in_place);
+// The same checks of one step of a point-to-point pattern: every rank's schedule over
+// `bytes` of payload, its volume against the step's theory (runtime/p2p.hpp).
+std::optional<std::string> check_p2p_step(const P2pEntry& e, const P2pStep& step, int nranks,
+                                          std::size_t bytes);
 
 }  // namespace collscope

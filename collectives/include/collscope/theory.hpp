@@ -1,5 +1,5 @@
-// Closed-form volume of every hand-written algorithm (algorithms.def) and of pingpong's
-// probes, written apart from the schedules and sharing no code with them
+// Closed-form volume of every hand-written algorithm (algorithms.def) and of every step
+// of the point-to-point patterns pingpong measures, written apart from the schedules and sharing no code with them
 // (collectives/theory/, which depends only on the collective's buffer layout and the
 // block rule): the bytes and messages
 // one rank sends to and receives from each peer in one call, for any N, count, root,
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "collscope/coll_args.hpp"
-#include "collscope/patterns/tournament.hpp"
+#include "collscope/p2p.hpp"
 #include "collscope/volume.hpp"
 
 namespace collscope {
@@ -28,24 +28,23 @@ RankVolume theory_total(TheoryFn f, int rank, int nranks, const CollArgs& a);
 
 namespace theory {
 
+// theory::<collective>_<name>, a TheoryFn, for every hand-written algorithm. And
+// theory::p2p_<name> for the point-to-point patterns (COLLSCOPE_P2P, collscope/p2p.hpp):
+// the volume of one step as an N x N matrix, row r, column p holding r's counts with peer p. One message of
+// `bytes` each way per pair (a 0-byte size is a signal each way); nobody else moves
+// anything.
+//   pairs, rounds  every pair of the step does one round trip, each as if alone
+//   ring           shift k: every rank sends to r+k and receives from r-k (at k = N/2
+//                  both in the same cell)
 #define COLLSCOPE_ALGORITHM(collective, name, summary) \
   void collective##_##name(int rank, int nranks, const CollArgs&, std::span<RankVolume>);
 #define COLLSCOPE_VENDOR(collective, library, summary)
+#define COLLSCOPE_P2P(name, summary) \
+  std::vector<RankVolume> p2p_##name(const P2pStep& step, std::uint64_t bytes, int nranks);
 #include "collscope/algorithms.def"
 #undef COLLSCOPE_ALGORITHM
 #undef COLLSCOPE_VENDOR
-
-// pingpong's probes (point to point, not collectives), as N x N matrices: row r, column
-// p holds r's counts with peer p. One message of `bytes` each way per pair (a 0-byte
-// size is a signal each way); nobody else moves anything.
-//   pair   one round trip of a and b
-//   round  a round of disjoint pairs at once (patterns/tournament.hpp), each as if alone
-//   shift  ring shift k: every rank sends to r+k and receives from r-k (at k = N/2 both
-//          in the same cell)
-std::vector<RankVolume> pingpong_pair(patterns::RankPair p, std::uint64_t bytes, int nranks);
-std::vector<RankVolume> pingpong_round(std::span<const patterns::RankPair> round,
-                                       std::uint64_t bytes, int nranks);
-std::vector<RankVolume> pingpong_shift(int k, std::uint64_t bytes, int nranks);
+#undef COLLSCOPE_P2P
 
 }  // namespace theory
 }  // namespace collscope
