@@ -5,6 +5,7 @@ packs it at the same place under its root/).
 
     from collscope import algorithms
     catalogue = algorithms.load(bin_dir)        # algorithms.Missing when not built
+    catalogue.algorithms()                      # the collectives' entries, in order
     catalogue.collectives()                     # in the list's order
     catalogue.hand_written()                    # {collective: [algorithm, ...]}
     catalogue.split("reduce_scatter_ring")      # ("reduce_scatter", "ring")
@@ -41,8 +42,12 @@ class Catalogue:
         # point-to-point patterns: {"pattern", "kind": "p2p", "binary": "pingpong"}
         self.entries = entries
 
+    def algorithms(self):
+        """The collectives' entries, hand-written and vendor, in the list's order."""
+        return [e for e in self.entries if e["kind"] != "p2p"]
+
     def collectives(self):
-        return list(dict.fromkeys(e["collective"] for e in self.entries if e["kind"] != "p2p"))
+        return list(dict.fromkeys(e["collective"] for e in self.algorithms()))
 
     def patterns(self):
         """The point-to-point patterns, pingpong's --pattern, in the list's order."""
@@ -51,7 +56,7 @@ class Catalogue:
     def hand_written(self):
         """{collective: [algorithm, ...]}: the schedules written here, not the vendors'."""
         out = {}
-        for e in self.entries:
+        for e in self.algorithms():
             if e["kind"] == "algorithm":
                 out.setdefault(e["collective"], []).append(e["algorithm"])
         return out

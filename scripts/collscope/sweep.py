@@ -198,7 +198,7 @@ def installed_binaries(bin_dir):
     except algorithms.Missing as e:
         raise Refused(str(e))
     table = {}
-    for e in catalogue.entries:
+    for e in catalogue.algorithms():
         if os.access(os.path.join(bin_dir, f"{e['collective']}_{e['algorithm']}"), os.X_OK):
             table.setdefault(e["collective"], set()).add(e["algorithm"])
     return table

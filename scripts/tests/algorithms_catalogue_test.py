@@ -38,6 +38,8 @@ def main(source, bin_dir):
     check(got == want and len(want) > 40, f"the catalogue is algorithms.def's {len(want)} entries, in order")
     check(catalogue.patterns() == ["pairs", "rounds", "ring"],
           f"pingpong's three patterns, in order ({catalogue.patterns()})")
+    check([as_line(e) for e in catalogue.algorithms()] == [w for w in want if w[2] != "p2p"],
+          "algorithms(): the collectives' entries, without the patterns")
     check(catalogue.collectives()[:2] == ["allreduce", "reduce_scatter"] and len(catalogue.collectives()) == 10,
           f"ten collectives, reduce_scatter among them ({catalogue.collectives()})")
     binaries = [c if kind == "p2p" else f"{c}_{a}" for c, a, kind in got]
