@@ -174,7 +174,7 @@ PairResult PingPong::measure_pair(const P2pStep& step, std::size_t bytes) {
   return collect(p, local);
 }
 
-// ---- concurrent patterns: --pattern rounds | ring -------------------------------------
+// ---- concurrent patterns: --pattern rounds | ring ------------------------------------
 
 // The send buffer is this rank's payload; the landing buffer starts as the complement of
 // what must arrive (from `expected_sender`), so nothing passes by luck.
