@@ -66,9 +66,7 @@ std::vector<RankVolume> gather_matrix(const std::vector<RankVolume>& per_peer, M
 }  // namespace
 
 PingPong::PingPong(PingpongOptions opts, MPI_Comm world)
-    : opts_(std::move(opts)),
-      pattern_entry_(p2p_entry(opts_.pattern)),
-      device_(opts_.common.memory == MemoryKind::device) {
+    : opts_(std::move(opts)), device_(opts_.common.memory == MemoryKind::device) {
   MPI_Comm_dup(world, &algo_comm_);
   MPI_Comm_dup(world, &ctrl_);
   MPI_Comm_rank(ctrl_, &rank_);
@@ -121,9 +119,9 @@ void PingPong::maybe_corrupt() {
 // starts, and the clock runs over the call (and, on a device, its stream) only.
 double PingPong::timed_call(Comm& c, const P2pStep& step, const char* phase) {
   Plan plan = p2p_plan(rank_, nranks_, pattern_.size());
-  Steps steps = pattern_entry_.schedule(plan, step, phase);
+  Steps steps = pattern().schedule(plan, step, phase);
   const auto t0 = std::chrono::steady_clock::now();
-  run_p2p(c, pattern_entry_, plan, steps, {payload(), landing()});
+  run_p2p(c, pattern(), plan, steps, {payload(), landing()});
   executor().synchronize();  // a device call is done when its stream is
   const auto t1 = std::chrono::steady_clock::now();
   return std::chrono::duration<double, std::micro>(t1 - t0).count();
@@ -233,7 +231,8 @@ StepResult PingPong::measure_step(const P2pStep& step, std::size_t bytes) {
     return run_step([&](const char* phase) { return timed_call(*ring_comm_, step, phase); }, true);
   }
   const int peer = partner_in(step, rank_);
-  const int initiator = peer < 0 ? rank_ : std::min(rank_, peer);  // whose ping travels
+  const Pair* pair = pair_of(step, rank_);
+  const int initiator = pair ? pair->a : rank_;  // whose ping travels
   prepare_payload(bytes, bytes, initiator);  // the pong is the initiator's ping, echoed
   auto call = [&](const char* phase) {
     return timed_call(*comm_with_[static_cast<std::size_t>(peer)], step, phase) / 2;

@@ -93,8 +93,9 @@ class PingPong {
   void upload();    // pattern_ and landing_ to the device buffers (device memory)
   void download();  // the device landing buffer back into landing_, to be checked
 
+  const P2pEntry& pattern() const { return p2p_entry(opts_.pattern); }  // in the catalogue
+
   PingpongOptions opts_;
-  const P2pEntry& pattern_entry_;     // opts_.pattern in the catalogue
   std::unique_ptr<Backend> backend_;  // its executor counts what it hands to the wire
   MPI_Comm algo_comm_ = MPI_COMM_NULL;  // what Comm carries (unused by point-to-point)
   MPI_Comm ctrl_ = MPI_COMM_NULL;       // barriers and result exchange, never timed

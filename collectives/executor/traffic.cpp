@@ -19,6 +19,11 @@ void Traffic::count(const CommOp& op) {
   }
 }
 
+void Traffic::count_planned(Steps& steps) {
+  while (steps.next())
+    for (const CommOp& op : steps.value().comm) count(op);
+}
+
 RankVolume Traffic::total() const {
   RankVolume t;
   for (const RankVolume& v : per_peer_) t += v;

@@ -18,11 +18,9 @@ Steps round_trip(Plan& p, bool initiator, int peer, const char* phase) {
 }
 
 Steps round_trip_in(Plan& p, const P2pStep& step, const char* phase) {
-  for (const patterns::RankPair& pair : step.pairs) {
-    if (pair.a == p.rank()) return round_trip(p, true, pair.b, phase);
-    if (pair.b == p.rank()) return round_trip(p, false, pair.a, phase);
-  }
-  return Steps();  // resting: no messages
+  const patterns::RankPair* pair = pair_of(step, p.rank());
+  if (!pair) return Steps();  // resting: no messages
+  return round_trip(p, pair->a == p.rank(), partner_in(step, p.rank()), phase);
 }
 
 }  // namespace collscope::schedules

@@ -47,8 +47,7 @@ std::vector<RankVolume> planned_volume(const P2pEntry& e, const P2pStep& step, i
   Traffic traffic(nranks);
   Plan plan = p2p_plan(rank, nranks, bytes);
   Steps steps = e.schedule(plan, step, "plan");
-  while (steps.next())
-    for (const CommOp& op : steps.value().comm) traffic.count(op);
+  traffic.count_planned(steps);
   return traffic.per_peer();
 }
 

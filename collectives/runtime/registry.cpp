@@ -153,8 +153,7 @@ std::vector<RankVolume> planned_volume(const Algorithm& algo, int rank, int nran
   if (!algo.schedule) return traffic.per_peer();
   Plan plan = make_plan(algo, rank, nranks, args, in_place);
   Steps steps = schedule_of(algo, plan);
-  while (steps.next())
-    for (const CommOp& op : steps.value().comm) traffic.count(op);
+  traffic.count_planned(steps);
   return traffic.per_peer();
 }
 

@@ -235,14 +235,21 @@ std::optional<std::string> volume_difference(int rank, const std::vector<RankVol
   return std::nullopt;
 }
 
+// One rank's call as the checker walks it: its plan and the sizes of its buffers.
+struct RankCall {
+  Plan plan;
+  std::size_t send_bytes, recv_bytes;
+};
+
 // Every rank's schedule walked and checked, then the messages matched across ranks.
-template <class RankSchedule>
-std::optional<std::string> check_ranks(int nranks, RankSchedule schedule_of_rank) {
+// call_of(r) gives rank r's RankCall, schedule(plan) its schedule.
+template <class CallOf, class Schedule>
+std::optional<std::string> check_ranks(int nranks, CallOf call_of, Schedule schedule) {
   Messages sent, received;
   for (int r = 0; r < nranks; ++r) {
-    auto [plan, send_bytes, recv_bytes, make_steps] = schedule_of_rank(r);
-    Steps steps = make_steps(plan);
-    RankChecker checker(plan, send_bytes, recv_bytes);
+    RankCall c = call_of(r);
+    Steps steps = schedule(c.plan);
+    RankChecker checker(c.plan, c.send_bytes, c.recv_bytes);
     if (auto bad = checker.run(steps, sent, received)) return bad;
   }
   return match(sent, received);
@@ -253,13 +260,13 @@ std::optional<std::string> check_ranks(int nranks, RankSchedule schedule_of_rank
 std::optional<std::string> check_schedules(const Algorithm& algo, int nranks,
                                            const CollArgs& args, bool in_place) {
   const std::size_t elem = args.elem_size();
-  auto rank_schedule = [&](int r) {
-    return std::tuple(make_plan(algo, r, nranks, args, in_place),
-                      algo.info().send_count(args, r, nranks) * elem,
-                      algo.info().recv_count(args, r, nranks) * elem,
-                      [&](Plan& plan) { return schedule_of(algo, plan); });
+  auto call_of = [&](int r) {
+    return RankCall{make_plan(algo, r, nranks, args, in_place),
+                    algo.info().send_count(args, r, nranks) * elem,
+                    algo.info().recv_count(args, r, nranks) * elem};
   };
-  if (auto bad = check_ranks(nranks, rank_schedule)) return bad;
+  auto schedule = [&](Plan& plan) { return schedule_of(algo, plan); };
+  if (auto bad = check_ranks(nranks, call_of, schedule)) return bad;
   for (int r = 0; r < nranks; ++r) {
     const std::vector<RankVolume> planned = planned_volume(algo, r, nranks, args, in_place);
     if (auto bad = volume_difference(r, planned, theory_per_peer(algo.theory, r, nranks, args)))
@@ -270,11 +277,9 @@ std::optional<std::string> check_schedules(const Algorithm& algo, int nranks,
 
 std::optional<std::string> check_p2p_step(const P2pEntry& e, const P2pStep& step, int nranks,
                                           std::size_t bytes) {
-  auto rank_schedule = [&](int r) {
-    return std::tuple(p2p_plan(r, nranks, bytes), bytes, bytes,
-                      [&](Plan& plan) { return e.schedule(plan, step, "check"); });
-  };
-  if (auto bad = check_ranks(nranks, rank_schedule)) return bad;
+  auto call_of = [&](int r) { return RankCall{p2p_plan(r, nranks, bytes), bytes, bytes}; };
+  auto schedule = [&](Plan& plan) { return e.schedule(plan, step, "check"); };
+  if (auto bad = check_ranks(nranks, call_of, schedule)) return bad;
   const std::vector<RankVolume> theory = e.theory(step, bytes, nranks);
   const std::size_t n = static_cast<std::size_t>(nranks);
   for (int r = 0; r < nranks; ++r) {

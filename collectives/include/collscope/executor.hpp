@@ -56,6 +56,8 @@ class Traffic {
   void reset();
   // One message handed to the wire: a data message (bytes > 0) or a signal (0 bytes).
   void count(const CommOp& op);
+  // Every message of a schedule, walked without running it: its planned volume.
+  void count_planned(Steps& steps);
   const std::vector<RankVolume>& per_peer() const { return per_peer_; }
   RankVolume total() const;
   CopyVolume& copies() { return copies_; }

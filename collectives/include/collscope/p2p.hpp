@@ -24,13 +24,17 @@ struct P2pStep {
   int shift = 0;                          // ring: k, 1 .. N-1
 };
 
+// A rank's pair in a step of pairs, or nullptr (it rests).
+inline const patterns::RankPair* pair_of(const P2pStep& step, int rank) {
+  for (const patterns::RankPair& p : step.pairs)
+    if (p.a == rank || p.b == rank) return &p;
+  return nullptr;
+}
+
 // A rank's peer in a step of pairs: the other rank of its pair, or -1 (it rests).
 inline int partner_in(const P2pStep& step, int rank) {
-  for (const patterns::RankPair& p : step.pairs) {
-    if (p.a == rank) return p.b;
-    if (p.b == rank) return p.a;
-  }
-  return -1;
+  const patterns::RankPair* p = pair_of(step, rank);
+  return !p ? -1 : p->a == rank ? p->b : p->a;
 }
 
 }  // namespace collscope

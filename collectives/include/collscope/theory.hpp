@@ -1,10 +1,10 @@
 // Closed-form volume of every hand-written algorithm (algorithms.def) and of every step
-// of the point-to-point patterns pingpong measures, written apart from the schedules and sharing no code with them
-// (collectives/theory/, which depends only on the collective's buffer layout and the
-// block rule): the bytes and messages
-// one rank sends to and receives from each peer in one call, for any N, count, root,
-// segment size and split matrix, uneven blocks included. A zero-byte data message is
-// never sent and so never counted; a signal is a message of zero bytes.
+// of the point-to-point patterns pingpong measures, written apart from the schedules and
+// sharing no code with them (collectives/theory/, which depends only on the collective's
+// buffer layout and the block rule): the bytes and messages one rank sends to and
+// receives from each peer in one call, for any N, count, root, segment size and split
+// matrix, uneven blocks included. A zero-byte data message is never sent and so never
+// counted; a signal is a message of zero bytes.
 //
 // The counted volume (what an executor hands to the wire) and the planned volume (what
 // the schedule says) must both equal it, byte for byte and message for message.
@@ -30,9 +30,9 @@ namespace theory {
 
 // theory::<collective>_<name>, a TheoryFn, for every hand-written algorithm. And
 // theory::p2p_<name> for the point-to-point patterns (COLLSCOPE_P2P, collscope/p2p.hpp):
-// the volume of one step as an N x N matrix, row r, column p holding r's counts with peer p. One message of
-// `bytes` each way per pair (a 0-byte size is a signal each way); nobody else moves
-// anything.
+// the volume of one step as an N x N matrix, row r, column p holding r's counts with
+// peer p. One message of `bytes` each way per pair (a 0-byte size is a signal each way);
+// nobody else moves anything.
 //   pairs, rounds  every pair of the step does one round trip, each as if alone
 //   ring           shift k: every rank sends to r+k and receives from r-k (at k = N/2
 //                  both in the same cell)
